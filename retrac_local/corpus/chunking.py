@@ -1,0 +1,75 @@
+"""Split a document's text into overlapping chunks of about N words, keeping character offsets.
+
+Chunks end at sentence boundaries where possible, so a quote rarely straddles two chunks; a sentence
+longer than a chunk is cut by words. `text[start:end]` of the document is exactly the chunk's text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    words: int
+
+
+def _sentences(text: str) -> list[Span]:
+    spans: list[Span] = []
+    pos = 0
+    for m in _SENTENCE_END.finditer(text):
+        _add(text, pos, m.start(), spans)
+        pos = m.end()
+    _add(text, pos, len(text), spans)
+    return spans
+
+
+def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
+    piece = text[start:end]
+    stripped = piece.strip()
+    if not stripped:
+        return
+    lead = len(piece) - len(piece.lstrip())
+    start += lead
+    end = start + len(stripped)
+    spans.append(Span(start, end, len(_WORD.findall(stripped))))
+
+
+def _split_long(text: str, span: Span, size: int) -> list[Span]:
+    words = list(_WORD.finditer(text, span.start, span.end))
+    return [
+        Span(words[i].start(), words[min(i + size, len(words)) - 1].end(), min(size, len(words) - i))
+        for i in range(0, len(words), size)
+    ]
+
+
+def chunk_text(text: str, size: int = 120, overlap: int = 20) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the chunks of `text`; empty text gives no chunks."""
+    if size <= 0 or overlap < 0 or overlap >= size:
+        raise ValueError(f"need 0 <= overlap < size, got size={size}, overlap={overlap}")
+    units: list[Span] = []
+    for sentence in _sentences(text):
+        units.extend(_split_long(text, sentence, size) if sentence.words > size else [sentence])
+    chunks: list[tuple[int, int]] = []
+    i = 0
+    while i < len(units):
+        j, words = i, 0
+        while j < len(units) and (words + units[j].words <= size or j == i):
+            words += units[j].words
+            j += 1
+        chunks.append((units[i].start, units[j - 1].end))
+        if j >= len(units):
+            break
+        # Start the next chunk a few sentences back, so that facts at a boundary appear whole once.
+        back, carried = j, 0
+        while back - 1 > i and carried + units[back - 1].words <= overlap:
+            back -= 1
+            carried += units[back].words
+        i = back
+    return chunks

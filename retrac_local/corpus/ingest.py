@@ -1,0 +1,231 @@
+"""Incremental ingestion: files → documents → chunks → embeddings → the store.
+
+A manifest (SQLite, beside the LanceDB folder) records each file's content hash and the documents
+it produced. An unchanged file is skipped; a changed one has its documents replaced. The manifest
+row is written only after the file's chunks are in the store, and chunks are written
+delete-then-add by document id, so an interrupted ingest re-run ends in the same store as an
+uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from retrac_local.corpus.chunking import chunk_text
+from retrac_local.corpus.readers import SUPPORTED, Document, UnreadableFile, read_file
+from retrac_local.corpus.store import Chunk, CorpusStore
+
+BATCH_CHUNKS = 256
+
+
+@dataclass
+class IngestReport:
+    documents_added: int = 0
+    documents_skipped: int = 0
+    documents_removed: int = 0
+    files_added: int = 0
+    files_skipped: int = 0
+    chunks: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "documents_added": self.documents_added, "documents_skipped": self.documents_skipped,
+            "documents_removed": self.documents_removed, "files_added": self.files_added,
+            "files_skipped": self.files_skipped, "chunks": self.chunks, "failed": self.failed,
+            "seconds": round(self.seconds, 2),
+            "chunks_per_second": round(self.chunks / self.seconds, 1) if self.seconds > 0 else None,
+        }
+
+
+ProgressFn = Callable[[str, dict[str, Any]], None]
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "doc"
+
+
+class Manifest:
+    """Which file produced which documents, at which content hash."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(path, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(
+            """
+            CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, doc_ids TEXT NOT NULL,
+                                              chunks INTEGER NOT NULL, ingested_at REAL NOT NULL);
+            CREATE TABLE IF NOT EXISTS docs (doc_id TEXT PRIMARY KEY, path TEXT NOT NULL);
+            """
+        )
+
+    def file(self, path: str) -> tuple[str, list[str]] | None:
+        row = self.db.execute("SELECT sha256, doc_ids FROM files WHERE path = ?", (path,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
+    def owner(self, doc_id: str) -> str | None:
+        row = self.db.execute("SELECT path FROM docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row[0] if row else None
+
+    def record(self, path: str, sha256: str, doc_ids: list[str], chunks: int) -> None:
+        with self.db:
+            old = self.file(path)
+            if old:
+                self.db.executemany("DELETE FROM docs WHERE doc_id = ? AND path = ?", [(d, path) for d in old[1]])
+            self.db.execute(
+                "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+                (path, sha256, json.dumps(doc_ids), chunks, time.time()),
+            )
+            self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?)", [(d, path) for d in doc_ids])
+
+    def forget(self, path: str) -> list[str]:
+        old = self.file(path)
+        with self.db:
+            self.db.execute("DELETE FROM files WHERE path = ?", (path,))
+            self.db.execute("DELETE FROM docs WHERE path = ?", (path,))
+        return old[1] if old else []
+
+    def paths(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT path FROM files")]
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
+    """Files to ingest: named files as they are, folders walked (sorted) for supported types."""
+    for path in paths:
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                if child.is_file() and child.suffix.lower() in SUPPORTED and not child.name.startswith("."):
+                    yield child
+        elif path.is_file():
+            yield path
+        else:
+            report.failed.append({"path": str(path), "error": "no such file or folder"})
+
+
+class Ingester:
+    def __init__(self, store: CorpusStore, chunk_words: int = 120, overlap_words: int = 20,
+                 progress: ProgressFn | None = None) -> None:
+        self.store = store
+        self.chunk_words = chunk_words
+        self.overlap_words = overlap_words
+        self.progress = progress or (lambda event, data: None)
+        self.manifest = Manifest(store.path.parent / "manifest.sqlite")
+
+    def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
+        report = IngestReport()
+        start = time.perf_counter()
+        files = list(expand(paths, report))
+        self.progress("start", {"files": len(files)})
+        for path in files:
+            self._ingest_file(path.resolve(), report)
+            self.progress("file", {"path": str(path), "chunks": report.chunks})
+        if prune:
+            self._prune(report)
+        if self.store.exists():
+            self.store.finish_writes()
+        report.seconds = time.perf_counter() - start
+        self.manifest.close()
+        return report
+
+    def _ingest_file(self, path: Path, report: IngestReport) -> None:
+        key = str(path)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            report.failed.append({"path": key, "error": f"cannot read: {e.strerror or e}"})
+            return
+        sha = hashlib.sha256(data).hexdigest()
+        known = self.manifest.file(key)
+        if known and known[0] == sha:
+            report.files_skipped += 1
+            report.documents_skipped += len(known[1])
+            return
+        old_doc_ids = known[1] if known else []
+        try:
+            documents = list(read_file(path))
+        except UnreadableFile as e:
+            report.failed.append({"path": key, "error": str(e)})
+            return
+        except (OSError, ValueError, RecursionError, MemoryError) as e:
+            report.failed.append({"path": key, "error": f"cannot parse: {type(e).__name__}: {e}"})
+            return
+        doc_ids: list[str] = []
+        batch: list[Chunk] = []
+        batch_docs: list[str] = []
+        chunks_total = 0
+        for doc in documents:
+            for problem in doc.problems:
+                report.failed.append({"path": key, "error": problem})
+            if not doc.text.strip():
+                continue
+            doc_id = self._doc_id(doc, path, doc_ids)
+            if doc_id is None:
+                report.failed.append({"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"})
+                continue
+            doc_ids.append(doc_id)
+            batch_docs.append(doc_id)
+            batch.extend(self._chunks(doc, doc_id))
+            if len(batch) >= BATCH_CHUNKS:
+                chunks_total += self._write(batch_docs, batch)
+                self.progress("chunks", {"path": key, "chunks": report.chunks + chunks_total})
+                batch, batch_docs = [], []
+        chunks_total += self._write(batch_docs, batch)
+        if not doc_ids:
+            if not any(d.problems for d in documents):
+                report.failed.append({"path": key, "error": "no text in this file"})
+            return
+        gone = [d for d in old_doc_ids if d not in set(doc_ids)]
+        self.store.delete_documents(gone)
+        self.manifest.record(key, sha, doc_ids, chunks_total)
+        report.files_added += 1
+        report.documents_added += len(doc_ids)
+        report.documents_removed += len(gone)
+        report.chunks += chunks_total
+
+    def _doc_id(self, doc: Document, path: Path, taken: list[str]) -> str | None:
+        if doc.doc_id is not None:  # records bring their own ids (evaluation data depends on them)
+            owner = self.manifest.owner(doc.doc_id)
+            if doc.doc_id in taken or (owner is not None and owner != str(path)):
+                return None
+            return doc.doc_id
+        base = _slug(path.stem)
+        owner = self.manifest.owner(base)
+        if owner is None or owner == str(path):
+            return base
+        return f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
+
+    def _chunks(self, doc: Document, doc_id: str) -> list[Chunk]:
+        spans = chunk_text(doc.text, self.chunk_words, self.overlap_words)
+        return [
+            Chunk(f"{doc_id}#{i}", doc_id, doc.title, doc.source, i, s, e, doc.text[s:e])
+            for i, (s, e) in enumerate(spans)
+        ]
+
+    def _write(self, doc_ids: list[str], chunks: list[Chunk]) -> int:
+        if not doc_ids:
+            return 0
+        vectors = self.store.embedder.embed([f"{c.title}\n{c.text}" for c in chunks])
+        self.store.replace_documents(doc_ids, chunks, vectors)
+        return len(chunks)
+
+    def _prune(self, report: IngestReport) -> None:
+        for key in self.manifest.paths():
+            if not Path(key).exists():
+                known = self.manifest.file(key)
+                gone = known[1] if known else []
+                self.store.delete_documents(gone)  # store first: a crash here leaves the manifest row to retry
+                self.manifest.forget(key)
+                report.documents_removed += len(gone)

@@ -1,0 +1,219 @@
+"""The chunk store: a LanceDB table with a vector column and a full-text index, and hybrid search.
+
+Hybrid search fuses the BM25 and vector rankings by reciprocal rank fusion (score = sum over the
+two lists of 1 / (rrf_k + rank)); results are one per document unless asked otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from retrac_local.errors import CorpusError
+from retrac_local.lazy import require
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from retrac_local.corpus.embedder import Embedder
+
+TABLE = "chunks"
+META_FILE = "meta.json"
+Method = Literal["hybrid", "bm25", "vector"]
+_QUERY_WORD = re.compile(r"\w+")
+_COLUMNS = ["chunk_id", "doc_id", "title", "source", "chunk_index", "start", "end", "text"]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    chunk_id: str
+    doc_id: str
+    title: str
+    source: str
+    chunk_index: int
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class Hit:
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)  # rank in each retriever's list, 1-based
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.chunk
+        return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "source": c.source,
+                "score": round(self.score, 6), "text": c.text}
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+class CorpusStore:
+    """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
+
+    def __init__(self, path: Path, embedder_factory: Callable[[], Embedder]) -> None:
+        self.path = path
+        self._embedder_factory = embedder_factory
+        self._embedder: Embedder | None = None
+        self._db: Any = None
+        self._table: Any = None
+
+    # -- opening -------------------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+            self._check_embedder(self._embedder)
+        return self._embedder
+
+    def _meta(self) -> dict[str, Any]:
+        meta_path = self.path / META_FILE
+        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+
+    def _check_embedder(self, embedder: Embedder) -> None:
+        meta = self._meta()
+        if meta and (meta.get("embedder"), meta.get("dim")) != (embedder.name, embedder.dim):
+            raise CorpusError(
+                f"the corpus in {self.path} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
+                f"not {embedder.name}; use that embedder or ingest into a new RETRAC_HOME"
+            )
+
+    def _connect(self) -> Any:
+        if self._db is None:
+            lancedb = require("lancedb", purpose="the corpus store")
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._db = lancedb.connect(str(self.path))
+        return self._db
+
+    def table(self, create: bool = False) -> Any:
+        if self._table is None:
+            db = self._connect()
+            if TABLE in db.table_names():
+                self._table = db.open_table(TABLE)
+            elif create:
+                pa = require("pyarrow", purpose="the corpus store")
+                dim = self.embedder.dim
+                schema = pa.schema([
+                    ("chunk_id", pa.string()), ("doc_id", pa.string()), ("title", pa.string()),
+                    ("source", pa.string()), ("chunk_index", pa.int32()), ("start", pa.int64()),
+                    ("end", pa.int64()), ("text", pa.string()), ("vector", pa.list_(pa.float32(), dim)),
+                ])
+                self._table = db.create_table(TABLE, schema=schema)
+                (self.path / META_FILE).write_text(json.dumps({"embedder": self.embedder.name, "dim": dim}))
+            else:
+                raise CorpusError(f"no corpus in {self.path}; run `retrac ingest PATH…` first")
+        return self._table
+
+    def exists(self) -> bool:
+        return (self.path / META_FILE).exists() and TABLE in self._connect().table_names()
+
+    # -- writing -------------------------------------------------------------------------------
+    def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
+        """Delete every chunk of `doc_ids`, then add `chunks`: re-running it never duplicates."""
+        table = self.table(create=True)
+        if doc_ids:
+            table.delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
+        if chunks:
+            rows = [dict(asdict(c), vector=vectors[i].tolist()) for i, c in enumerate(chunks)]
+            table.add(rows)
+
+    def delete_documents(self, doc_ids: Sequence[str]) -> None:
+        if doc_ids and self.exists():
+            self.table().delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
+
+    def finish_writes(self) -> None:
+        """Build the full-text index if missing, fold new rows into it, and compact table versions."""
+        table = self.table()
+        if not any(getattr(ix, "index_type", "") == "FTS" or "text" in getattr(ix, "columns", []) for ix in table.list_indices()):
+            table.create_fts_index("text", replace=True)
+        table.optimize()
+
+    # -- reading -------------------------------------------------------------------------------
+    def count(self) -> tuple[int, int]:
+        """(documents, chunks)."""
+        if not self.exists():
+            return 0, 0
+        table = self.table()
+        chunks = table.count_rows()
+        docs = len(set(table.search().select(["doc_id"]).limit(max(chunks, 1)).to_arrow()["doc_id"].to_pylist())) if chunks else 0
+        return docs, chunks
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        rows = self.table().search().where(f"chunk_id = {_quote(chunk_id)}").select(_COLUMNS).limit(1).to_list()
+        return _chunk(rows[0]) if rows else None
+
+    def document_chunks(self, doc_id: str) -> list[Chunk]:
+        rows = self.table().search().where(f"doc_id = {_quote(doc_id)}").select(_COLUMNS).limit(100_000).to_list()
+        return sorted((_chunk(r) for r in rows), key=lambda c: c.chunk_index)
+
+    def open(self, ref: str, window: int = 1) -> list[Chunk]:
+        """A chunk id gives that chunk and `window` neighbours on each side; a document id, its start."""
+        chunk = self.get_chunk(ref)
+        doc_id = chunk.doc_id if chunk else ref
+        chunks = self.document_chunks(doc_id)
+        if not chunks:
+            return []
+        centre = chunk.chunk_index if chunk else 0
+        return [c for c in chunks if abs(c.chunk_index - centre) <= window]
+
+    def search(
+        self, query: str, k: int = 5, method: Method = "hybrid", depth: int = 20, rrf_k: int = 60,
+        dedupe_documents: bool = True,
+    ) -> list[Hit]:
+        if not query.strip():
+            return []
+        table = self.table()
+        depth = max(depth, k)
+        ranked: dict[str, list[dict[str, Any]]] = {}
+        if method in ("bm25", "hybrid"):
+            ranked["bm25"] = self._bm25(table, query, depth)
+        if method in ("vector", "hybrid"):
+            vector = self.embedder.embed([query])[0]
+            ranked["vector"] = (
+                table.search(vector.tolist(), query_type="vector").metric("cosine").select(_COLUMNS).limit(depth).to_list()
+            )
+        fused: dict[str, Hit] = {}
+        for name, rows in ranked.items():
+            for rank, row in enumerate(rows, start=1):
+                hit = fused.setdefault(row["chunk_id"], Hit(_chunk(row), 0.0))
+                hit.score += 1.0 / (rrf_k + rank) if method == "hybrid" else _single_score(name, row)
+                hit.ranks[name] = rank
+        hits = sorted(fused.values(), key=lambda h: h.score, reverse=True)
+        if dedupe_documents:
+            seen: set[str] = set()
+            hits = [h for h in hits if not (h.chunk.doc_id in seen or seen.add(h.chunk.doc_id))]
+        return hits[:k]
+
+    @staticmethod
+    def _bm25(table: Any, query: str, depth: int) -> list[dict[str, Any]]:
+        terms = " ".join(_QUERY_WORD.findall(query))
+        if not terms:
+            return []
+        try:
+            return table.search(terms, query_type="fts").select(_COLUMNS).limit(depth).to_list()
+        except (ValueError, RuntimeError) as e:
+            if "index" in str(e).lower():
+                raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e
+            raise
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
+
+
+def _single_score(name: str, row: dict[str, Any]) -> float:
+    if name == "bm25":
+        return float(row.get("_score", 0.0))
+    return 1.0 - float(row.get("_distance", 1.0))
+
+
+def _chunk(row: dict[str, Any]) -> Chunk:
+    return Chunk(**{k: row[k] for k in _COLUMNS})

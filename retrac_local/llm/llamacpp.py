@@ -1,0 +1,161 @@
+"""llama-cpp-python backend: GGUF models in-process, each file loaded once per process.
+
+Prompts are rendered with the chat template stored in the GGUF file and submitted as tokens, so
+llama.cpp's prefix matching reuses the KV cache of the previous call: a round's calls share the
+system prompt, question and state, and only the new tokens are evaluated.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from retrac_local.errors import ContextOverflowError, ModelError
+from retrac_local.lazy import require
+from retrac_local.llm.base import Generation, Message, Usage, parse_structured
+from retrac_local.llm.structured import SchemaConstrainer
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
+
+    from retrac_local.config import ModelSettings, SamplingSettings
+
+GGUF_MAGIC = b"GGUF"
+_LOADED: dict[tuple[str, int, int], tuple[Llama, SchemaConstrainer]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def check_gguf(path: Path) -> None:
+    """Fail early, with the file named, on a missing, unreadable or non-GGUF model file."""
+    if not path.exists():
+        raise ModelError(f"model file {path} does not exist; run `make models` or set its path in the config")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise ModelError(f"model file {path} cannot be read: {e}") from e
+    if magic != GGUF_MAGIC:
+        raise ModelError(f"model file {path} is not a GGUF file (it starts with {magic!r}); point the config at a .gguf model")
+
+
+def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path | None) -> tuple[Llama, SchemaConstrainer]:
+    """One `Llama` per (file, context, offload) in this process: both roles share it when they name one file."""
+    key = (str(path.resolve()), settings.n_ctx, settings.n_gpu_layers)
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            check_gguf(path)
+            llama_cpp = require("llama_cpp", purpose="running GGUF models")
+            try:
+                llama = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=settings.n_ctx,
+                    n_threads=settings.n_threads,
+                    n_threads_batch=settings.n_threads,
+                    n_batch=settings.n_batch,
+                    n_gpu_layers=settings.n_gpu_layers,
+                    seed=seed,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError) as e:
+                raise ModelError(f"llama.cpp could not load {path}: {e}. Is it a complete GGUF file?") from e
+            _LOADED[key] = (llama, SchemaConstrainer(llama, cache_dir))
+        return _LOADED[key]
+
+
+class LlamaCppLLM:
+    """A GGUF chat model through llama-cpp-python; `generate` constrains JSON when given a schema."""
+
+    def __init__(
+        self, path: Path, settings: ModelSettings, sampling: SamplingSettings, cache_dir: Path | None = None
+    ) -> None:
+        self.path = path
+        self.name = path.name
+        self.n_ctx = settings.n_ctx
+        self._settings = settings
+        self._sampling = sampling
+        self._cache_dir = cache_dir
+        self._llama: Llama | None = None
+        self._constrainer: SchemaConstrainer | None = None
+        self._formatter: Any = None
+
+    def load(self) -> LlamaCppLLM:
+        if self._llama is None:
+            self._llama, self._constrainer = load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir)
+            self._formatter = self._chat_formatter(self._llama)
+        return self
+
+    @staticmethod
+    def _chat_formatter(llama: Llama) -> Any:
+        template = llama.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ModelError(
+                f"{llama.model_path} carries no chat template; use an instruct model with a chat template"
+            )
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        eos = llama.detokenize([llama.token_eos()]).decode("utf-8", "ignore")
+        bos = llama.detokenize([llama.token_bos()]).decode("utf-8", "ignore") if llama.token_bos() >= 0 else ""
+        return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+
+    def render_prompt(self, messages: list[Message]) -> str:
+        self.load()
+        return self._formatter(messages=list(messages)).prompt
+
+    def count_tokens(self, text: str) -> int:
+        llama = self.load()._llama
+        assert llama is not None
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+
+    def generate(
+        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256
+    ) -> Generation:
+        self.load()
+        llama, constrainer = self._llama, self._constrainer
+        assert llama is not None and constrainer is not None
+        tokens = llama.tokenize(self.render_prompt(messages).encode("utf-8"), add_bos=True, special=True)
+        if len(tokens) + max_tokens > self.n_ctx:
+            raise ContextOverflowError(
+                f"prompt of {len(tokens)} tokens plus {max_tokens} to generate exceeds n_ctx={self.n_ctx} of {self.name}",
+                prompt_tokens=len(tokens),
+                n_ctx=self.n_ctx,
+            )
+        cached = _common_prefix(list(llama._input_ids), tokens)
+        kwargs: dict[str, Any] = {}
+        if schema is not None:
+            llama_cpp = require("llama_cpp", purpose="running GGUF models")
+            kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([constrainer.processor(schema)])
+        start = time.perf_counter()
+        completion = llama.create_completion(
+            prompt=tokens,
+            max_tokens=max_tokens,
+            temperature=self._sampling.temperature,
+            top_p=self._sampling.top_p,
+            repeat_penalty=self._sampling.repeat_penalty,
+            seed=self._sampling.seed,
+            **kwargs,
+        )
+        seconds = time.perf_counter() - start
+        choice = completion["choices"][0]
+        usage = Usage(
+            prompt_tokens=len(tokens),
+            completion_tokens=completion["usage"]["completion_tokens"],
+            cached_tokens=min(cached, max(len(tokens) - 1, 0)),
+            seconds=seconds,
+        )
+        generation = Generation(text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage)
+        if schema is not None:
+            generation.parsed = parse_structured(generation, schema)
+        return generation
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n

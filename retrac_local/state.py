@@ -1,0 +1,84 @@
+"""The research state: the only memory that crosses from one round to the next.
+
+Code owns `question`, `constraints`, `iteration` and the evidence list (ids, sources, quotes and
+their verification); the compressor model writes the rest through a `StateUpdate` (see
+`agent/compress.py`). Every write is validated.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Verified = Literal["yes", "partial", "no"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Evidence(Strict):
+    """A fact with its exact quote and the chunk it comes from."""
+
+    id: str = Field(description="stable id within a run, E1, E2, …")
+    fact: str = Field(description="the fact, in the model's words")
+    source: str = Field(description="chunk id the quote comes from; must exist in the corpus")
+    quote: str = Field(description="exact text of the source chunk")
+    verified: Verified = Field(
+        "no",
+        description="yes: the quote occurs in the source verbatim; partial: the model's quote was close and was "
+        "replaced by the source's own text; no: not checked against the source",
+    )
+    round: int = Field(0, ge=0, description="round that added it")
+
+
+class Conclusion(Strict):
+    text: str
+    evidence_ids: list[str] = Field(default_factory=list)
+    inference: bool = Field(False, description="true when this goes beyond what the evidence states")
+
+
+class ResearchState(Strict):
+    question: str = Field(description="the task, verbatim; never rewritten")
+    constraints: list[str] = Field(default_factory=list, description="verbatim spans of the question")
+    answer: str | None = None
+    conclusions: list[Conclusion] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    uncertainties: list[str] = Field(default_factory=list)
+    failures: list[str] = Field(default_factory=list)
+    next_plan: list[str] = Field(default_factory=list)
+    iteration: int = Field(0, ge=0)
+
+    def evidence_by_id(self) -> dict[str, Evidence]:
+        return {e.id: e for e in self.evidence}
+
+    def next_evidence_id(self) -> str:
+        taken = [int(e.id[1:]) for e in self.evidence if e.id[1:].isdigit()]
+        return f"E{max(taken, default=0) + 1}"
+
+    def render(self) -> str:
+        """Compact text of the state for a prompt; stable order so prompts share prefixes."""
+        lines = [f"Question: {self.question}"]
+        if self.constraints:
+            lines.append("Constraints: " + " | ".join(self.constraints))
+        lines.append(f"Round: {self.iteration}")
+        lines.append(f"Current answer: {self.answer if self.answer else '(none yet)'}")
+        lines.append("Evidence:" if self.evidence else "Evidence: (none yet)")
+        for e in self.evidence:
+            lines.append(f'  [{e.id}] ({e.source}, verified={e.verified}) {e.fact} — "{e.quote}"')
+        if self.conclusions:
+            lines.append("Conclusions:")
+            for c in self.conclusions:
+                tag = " (inference)" if c.inference else ""
+                refs = ",".join(c.evidence_ids) or "no evidence"
+                lines.append(f"  - {c.text}{tag} [{refs}]")
+        for title, items in (
+            ("Open questions", self.uncertainties),
+            ("Dead ends (do not repeat)", self.failures),
+            ("Planned next", self.next_plan),
+        ):
+            if items:
+                lines.append(f"{title}:")
+                lines.extend(f"  - {item}" for item in items)
+        return "\n".join(lines)

@@ -1,0 +1,97 @@
+"""The agent's tools: small classes with a name, a description, an `Args` model and one call.
+
+Each `Args` model is also what the planner's grammar is built from. The agent has no tool that
+writes files, runs code or reaches the network: documents are data, never instructions.
+A tool never raises for the model's mistakes (an unknown id, an empty query): it returns an
+observation that says what went wrong, so the model can change course.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrac_local.corpus.base import Corpus
+from retrac_local.corpus.store import Chunk
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchArgs(Strict):
+    tool: Literal["search"]
+    query: str = Field(description="keywords to look up in the documents")
+
+
+class OpenArgs(Strict):
+    tool: Literal["open"]
+    id: str = Field(description="a chunk id from a search result, e.g. doc-name#2, to read around it")
+
+
+class FinishArgs(Strict):
+    tool: Literal["finish"]
+    answer: str = Field(description="the short final answer")
+
+
+@dataclass
+class Observation:
+    text: str
+    chunks: list[Chunk] = field(default_factory=list)  # every chunk shown, for citation checks
+    error: str | None = None
+    new_chunk_ids: list[str] = field(default_factory=list)  # shown for the first time in this run
+
+
+def _words(text: str, limit: int) -> str:
+    words = text.split()
+    return " ".join(words[:limit]) + (" …" if len(words) > limit else "")
+
+
+class SearchTool:
+    name = "search"
+    description = "search(query): hybrid keyword and meaning search over the documents; returns chunk ids with text"
+    Args = SearchArgs
+
+    def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80) -> None:
+        self.corpus, self.k, self.hit_words = corpus, k, hit_words
+
+    def __call__(self, args: SearchArgs) -> Observation:
+        query = args.query.strip()
+        if not query:
+            return Observation("search failed: the query is empty; name what you are looking for", error="empty query")
+        hits = self.corpus.search(query, k=self.k)
+        if not hits:
+            return Observation(f'search "{query}" found nothing; try other words', error="no results")
+        lines = [f'search "{query}" found {len(hits)}:']
+        lines += [f"[{h.chunk.chunk_id}] {h.chunk.title}: {_words(h.chunk.text, self.hit_words)}" for h in hits]
+        return Observation("\n".join(lines), chunks=[h.chunk for h in hits])
+
+
+class OpenTool:
+    name = "open"
+    description = "open(id): read a chunk (id like doc-name#2) with its neighbouring chunks"
+    Args = OpenArgs
+
+    def __init__(self, corpus: Corpus, window: int = 1, max_words: int = 400) -> None:
+        self.corpus, self.window, self.max_words = corpus, window, max_words
+
+    def __call__(self, args: OpenArgs) -> Observation:
+        ref = args.id.strip().strip("[]")
+        chunks = self.corpus.open(ref, window=self.window)
+        if not chunks:
+            return Observation(f"open failed: no document or chunk {ref!r}; use an id from search results", error="unknown id")
+        budget = self.max_words
+        lines, shown = [f"open {ref} ({chunks[0].title}):"], []
+        for c in chunks:
+            if budget <= 0:
+                break
+            lines.append(f"[{c.chunk_id}] {_words(c.text, budget)}")
+            budget -= len(c.text.split())
+            shown.append(c)
+        return Observation("\n".join(lines), chunks=shown)
+
+
+def tool_descriptions(tools: list[SearchTool | OpenTool]) -> str:
+    return "\n".join(f"- {t.description}" for t in tools) + "\n- finish(answer): give the final short answer"
