@@ -53,10 +53,6 @@ class ResearchState(Strict):
     def evidence_by_id(self) -> dict[str, Evidence]:
         return {e.id: e for e in self.evidence}
 
-    def next_evidence_id(self) -> str:
-        taken = [int(e.id[1:]) for e in self.evidence if e.id[1:].isdigit()]
-        return f"E{max(taken, default=0) + 1}"
-
     def render(self) -> str:
         """Compact text of the state for a prompt; stable order so prompts share prefixes."""
         lines = [f"Question: {self.question}"]

@@ -60,8 +60,10 @@ def _quote(value: str) -> str:
 class CorpusStore:
     """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
 
-    def __init__(self, path: Path, embedder_factory: Callable[[], Embedder]) -> None:
+    def __init__(self, path: Path, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
+                 depth: int = 20, rrf_k: int = 60) -> None:
         self.path = path
+        self.method, self.depth, self.rrf_k = method, depth, rrf_k
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._db: Any = None
@@ -166,13 +168,16 @@ class CorpusStore:
         return [c for c in chunks if abs(c.chunk_index - centre) <= window]
 
     def search(
-        self, query: str, k: int = 5, method: Method = "hybrid", depth: int = 20, rrf_k: int = 60,
-        dedupe_documents: bool = True,
+        self, query: str, k: int = 5, method: Method | None = None, depth: int | None = None,
+        rrf_k: int | None = None, dedupe_documents: bool = True,
     ) -> list[Hit]:
         if not query.strip():
             return []
+        method = method or self.method
+        rrf_k = rrf_k or self.rrf_k
         table = self.table()
-        depth = max(depth, k)
+        # Deduplication per document needs more candidates than k.
+        depth = max(depth or self.depth, 3 * k if dedupe_documents else k)
         ranked: dict[str, list[dict[str, Any]]] = {}
         if method in ("bm25", "hybrid"):
             ranked["bm25"] = self._bm25(table, query, depth)

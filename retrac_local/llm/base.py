@@ -62,6 +62,7 @@ def parse_structured(generation: Generation, schema: type[T]) -> T:
             f"output stopped at the token limit before the {schema.__name__} JSON was complete",
             output=generation.text,
             finish_reason=generation.finish_reason,
+            usage=generation.usage,
         )
     try:
         return schema.model_validate_json(generation.text)
@@ -70,4 +71,5 @@ def parse_structured(generation: Generation, schema: type[T]) -> T:
             f"output is not a valid {schema.__name__}: {e.errors()[0]['msg']}",
             output=generation.text,
             finish_reason=generation.finish_reason,
+            usage=generation.usage,
         ) from e

@@ -1,0 +1,202 @@
+"""Compression: fold the previous state and a round's trajectory into the next state.
+
+The compressor model writes a `StateUpdate`, constrained by grammar; code then merges it into the
+previous state: it assigns evidence ids, checks every quote against its source chunk, merges
+duplicates, keeps failures, copies the question and constraints, repairs drift and bounds the size.
+An update with problems is sent back with the problems listed (at most `retries` times); after that
+its valid part is kept and the rest recorded. An update that never parses leaves the previous state
+in place, with the failure recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from retrac_local.agent import prompts
+from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
+from retrac_local.agent.schemas import StateUpdate
+from retrac_local.agent.trajectory import RoundRecord, render_trajectory
+from retrac_local.corpus.store import Chunk
+from retrac_local.errors import ContextOverflowError, StructuredOutputError
+from retrac_local.llm.base import LLM, Message
+from retrac_local.state import Conclusion, Evidence, ResearchState
+from retrac_local.verify import check_quote, clean_quote, missing_numbers, normalise
+
+MAX_FAILURES = 8
+ChunkLookup = Callable[[str], Chunk | None]
+
+
+@dataclass
+class CompressionOutcome:
+    state: ResearchState
+    diff: StateDiff
+    attempts: list[dict[str, Any]] = field(default_factory=list)  # per attempt: problems found
+    rejected: list[str] = field(default_factory=list)  # evidence the code refused, with reasons
+    failed: bool = False  # no attempt produced a usable update
+    steps_cut: int = 0
+
+
+def apply_update(
+    prev: ResearchState, update: StateUpdate, lookup: ChunkLookup, iteration: int, round_failures: list[str]
+) -> tuple[ResearchState, list[str]]:
+    """Merge `update` into `prev`; returns the new state and the problems found (rejected items)."""
+    problems: list[str] = []
+    evidence = list(prev.evidence)
+    added = 0
+    for n, item in enumerate(update.new_evidence, start=1):
+        source_id = item.source.strip().strip("[]")
+        chunk = lookup(source_id)
+        if chunk is None:
+            problems.append(f"new_evidence {n}: source {item.source!r} is not a chunk id shown in the round")
+            continue
+        check = check_quote(item.quote, chunk.text)
+        if check.status == "rejected":
+            problems.append(f"new_evidence {n}: {check.reason} ({source_id}: {clean_quote(item.quote)!r})")
+            continue
+        verified = "yes" if check.status == "exact" else "partial"
+        if verified == "yes" and missing_numbers(item.fact, chunk.text):
+            verified = "partial"
+        if _duplicate(evidence, source_id, check.quote):
+            continue
+        evidence.append(Evidence(id=_next_id(evidence), fact=item.fact.strip(), source=source_id,
+                                 quote=check.quote, verified=verified, round=iteration))
+        added += 1
+    ids = {e.id for e in evidence}
+    dropped = {i for i in update.drop_evidence if i in ids}
+    # Verified evidence may be dropped only when the round brought new evidence (the reason);
+    # otherwise repair_drift restores it.
+    level = {e.id: e.verified for e in evidence}
+    allowed_drops = dropped if added else {i for i in dropped if level[i] != "yes"}
+    evidence = [e for e in evidence if e.id not in dropped]
+    ids = {e.id for e in evidence}
+    conclusions = [
+        Conclusion(text=c.text.strip(), evidence_ids=[i for i in c.evidence_ids if i in ids], inference=c.inference)
+        for c in update.conclusions if c.text.strip()
+    ]
+    failures = _dedupe([*prev.failures, *round_failures, *(f.strip() for f in update.failures if f.strip())])
+    answer = (update.answer or "").strip() or prev.answer
+    new_state = ResearchState(
+        question=prev.question,
+        constraints=prev.constraints,
+        answer=answer,
+        conclusions=conclusions,
+        evidence=evidence,
+        uncertainties=_dedupe([u.strip() for u in update.uncertainties if u.strip()]),
+        failures=failures[-MAX_FAILURES:],
+        next_plan=_dedupe([p.strip() for p in update.next_plan if p.strip()]),
+        iteration=iteration,
+    )
+    repaired, events = repair_drift(prev, new_state, allowed_drops)
+    return repaired, problems + [f"drift: {e}" for e in events] if events else problems
+
+
+def _next_id(evidence: list[Evidence]) -> str:
+    taken = [int(e.id[1:]) for e in evidence if e.id[1:].isdigit()]
+    return f"E{max(taken, default=0) + 1}"
+
+
+def _duplicate(evidence: list[Evidence], source: str, quote: str) -> bool:
+    q = normalise(quote)
+    return any(e.source == source and (q in normalise(e.quote) or normalise(e.quote) in q) for e in evidence)
+
+
+def _dedupe(items: list[str]) -> list[str]:
+    seen: set[str] = set()
+    return [i for i in items if not (i.lower() in seen or seen.add(i.lower()))]
+
+
+def round_failures(record: RoundRecord) -> list[str]:
+    """Dead ends code can see without the model: searches that found nothing, failed tools."""
+    return [f"{s.tool}({s.argument!r}): {s.error}" for s in record.steps if s.error]
+
+
+def compress(
+    compressor: LLM,
+    prev: ResearchState,
+    record: RoundRecord,
+    lookup: ChunkLookup,
+    *,
+    max_tokens: int,
+    trajectory_max_tokens: int,
+    retries: int,
+    state_max_tokens: int,
+) -> CompressionOutcome:
+    seen = record.chunks()
+
+    def find(chunk_id: str) -> Chunk | None:
+        return seen.get(chunk_id) or lookup(chunk_id)
+
+    trajectory, cut = render_trajectory(record.steps, trajectory_max_tokens, compressor.count_tokens)
+    messages: list[Message] = [
+        {"role": "system", "content": prompts.render("compressor_system")},
+        {"role": "user", "content": prompts.render("compressor_user", state=prev.render(),
+                                                   iteration=record.iteration, trajectory=trajectory)},
+    ]
+    attempts: list[dict[str, Any]] = []
+    best: tuple[ResearchState, list[str]] | None = None
+    failures = round_failures(record)
+    for _ in range(retries + 1):
+        try:
+            generation = compressor.generate(messages, schema=StateUpdate, max_tokens=max_tokens)
+        except (StructuredOutputError, ContextOverflowError) as e:
+            attempts.append({"problems": [str(e)]})
+            output = getattr(e, "output", "")
+            if isinstance(e, ContextOverflowError):
+                break
+            messages += [{"role": "assistant", "content": output[-2000:]},
+                         {"role": "user", "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"])}]
+            continue
+        assert isinstance(generation.parsed, StateUpdate)
+        state, problems = apply_update(prev, generation.parsed, find, record.iteration, failures)
+        attempts.append({"problems": problems})
+        best = (state, problems)
+        fixable = [p for p in problems if not p.startswith("drift:")]
+        if not fixable:
+            break
+        messages += [{"role": "assistant", "content": generation.text},
+                     {"role": "user", "content": prompts.render("compressor_retry", problems=fixable)}]
+    if best is None:
+        kept = prev.model_copy(update={
+            "iteration": record.iteration,
+            "failures": _dedupe([*prev.failures, *failures,
+                                 f"round {record.iteration}: compression failed ({attempts[-1]['problems'][0][:120]})"])[-MAX_FAILURES:],
+        })
+        return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, steps_cut=cut)
+    state, problems = best
+    state = bound_size(state, state_max_tokens, compressor.count_tokens)
+    diff = diff_states(prev, state)
+    diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
+    rejected = [p for p in problems if not p.startswith("drift:")]
+    return CompressionOutcome(state, diff, attempts, rejected=rejected, steps_cut=cut)
+
+
+def bound_size(state: ResearchState, max_tokens: int, count_tokens: Callable[[str], int]) -> ResearchState:
+    """Shrink the state until it renders under `max_tokens`: failures and uncertainties go first,
+    then conclusions and unverified evidence; verified evidence and constraints last, never the question."""
+    shrinkers: list[Callable[[ResearchState], ResearchState | None]] = [
+        lambda s: s.model_copy(update={"failures": s.failures[1:]}) if len(s.failures) > 2 else None,
+        lambda s: s.model_copy(update={"uncertainties": s.uncertainties[:-1]}) if len(s.uncertainties) > 1 else None,
+        lambda s: s.model_copy(update={"next_plan": s.next_plan[:-1]}) if len(s.next_plan) > 1 else None,
+        lambda s: s.model_copy(update={"conclusions": s.conclusions[:-1]}) if len(s.conclusions) > 1 else None,
+        lambda s: _drop_oldest(s, ("no", "partial")),
+        lambda s: s.model_copy(update={"failures": s.failures[1:]}) if s.failures else None,
+        lambda s: _drop_oldest(s, ("yes",)),
+    ]
+    while count_tokens(state.render()) > max_tokens:
+        for shrink in shrinkers:
+            smaller = shrink(state)
+            if smaller is not None:
+                state = smaller
+                break
+        else:
+            return state
+    return state
+
+
+def _drop_oldest(state: ResearchState, levels: tuple[str, ...]) -> ResearchState | None:
+    for e in state.evidence:
+        if e.verified in levels:
+            return state.model_copy(update={"evidence": [x for x in state.evidence if x.id != e.id]})
+    return None

@@ -1,0 +1,101 @@
+"""What a run reports as it goes: typed events, then the result with its status."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class RunStatus(StrEnum):
+    RUNNING = "running"  # persisted while a run is in progress or was interrupted: resumable
+    ANSWERED = "answered"  # converged with an answer backed by at least one verified citation
+    UNSURE = "unsure"  # stopped with an answer that no verified citation supports, or open questions
+    BUDGET_EXHAUSTED = "budget-exhausted"  # the round or time budget ran out first; best answer given
+    FAILED = "failed"  # no answer could be produced
+
+
+@dataclass
+class Citation:
+    evidence_id: str
+    doc_id: str
+    chunk_id: str
+    title: str
+    source: str
+    quote: str
+    verified: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    question: str
+    status: RunStatus
+    answer: str | None
+    citations: list[Citation]
+    rounds: int
+    stop_reason: str
+    llm_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    peak_prompt_tokens: int
+    seconds: float
+    llm_seconds: float
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
+        out = {
+            "run_id": self.run_id, "question": self.question, "status": str(self.status), "answer": self.answer,
+            "citations": [c.to_dict() for c in self.citations], "rounds": self.rounds,
+            "stop_reason": self.stop_reason, "llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens, "peak_prompt_tokens": self.peak_prompt_tokens,
+            "seconds": round(self.seconds, 2), "llm_seconds": round(self.llm_seconds, 2),
+        }
+        if with_calls:
+            out["calls"] = self.calls
+        return out
+
+
+@dataclass
+class RunStarted:
+    run_id: str
+    question: str
+    resumed_at_round: int = 0
+
+
+@dataclass
+class StepTaken:
+    iteration: int
+    index: int
+    tool: str
+    argument: str
+    gap: str
+    summary: str
+
+
+@dataclass
+class RoundCompressed:
+    iteration: int
+    tool_calls: int
+    end_reason: str
+    summary: str
+    answer: str | None
+    evidence: int
+    state_tokens: int
+    compression_failed: bool
+
+
+@dataclass
+class Converged:
+    reason: str
+
+
+@dataclass
+class RunFinished:
+    result: RunResult
+
+
+Event = RunStarted | StepTaken | RoundCompressed | Converged | RunFinished

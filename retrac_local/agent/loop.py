@@ -1,0 +1,277 @@
+"""The Re-TRAC loop as a generator of typed events.
+
+    S_0 = question + constraints (verbatim)
+    for t in 1..T:  τ_t = round(planner, S_{t-1}, tools);  S_t = compress(S_{t-1}, τ_t);  persist;  stop?
+    answer = finalize(planner, S_T), citations checked against the stored chunks
+
+Error policy: the model's mistakes (invalid output, an unknown id, a failed search) are recorded on
+the step and the run goes on; our own bugs raise. A run interrupted at any point resumes from its
+last persisted round.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from retrac_local.agent import prompts
+from retrac_local.agent.compress import compress
+from retrac_local.agent.convergence import converged
+from retrac_local.agent.events import (
+    Citation, Converged, Event, RoundCompressed, RunFinished, RunResult, RunStarted, RunStatus, StepTaken,
+)
+from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer
+from retrac_local.agent.trajectory import RoundRecord, Step
+from retrac_local.config import Settings
+from retrac_local.corpus.base import Corpus
+from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
+from retrac_local.llm.base import LLM, Message
+from retrac_local.runstore import RunStore
+from retrac_local.state import Evidence, ResearchState
+from retrac_local.tools import Observation, OpenTool, SearchTool, tool_descriptions
+from retrac_local.verify import normalise, quote_in
+
+MAX_INVALID_ACTIONS = 2
+MAX_CITATIONS = 4
+
+
+class ResearchAgent:
+    def __init__(self, planner: LLM, compressor: LLM, corpus: Corpus, settings: Settings, store: RunStore) -> None:
+        self.meter = Meter()
+        self.planner = MeteredLLM(planner, "planner", self.meter)
+        self.compressor = MeteredLLM(compressor, "compressor", self.meter)
+        self.corpus = corpus
+        self.settings = settings
+        self.store = store
+        r = settings.retrieval
+        self.tools: dict[str, SearchTool | OpenTool] = {
+            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words),
+            "open": OpenTool(corpus, window=r.open_window),
+        }
+        self.system_prompt = prompts.render("planner_system", tools=tool_descriptions(list(self.tools.values())))
+
+    # -- entry points ----------------------------------------------------------------------------
+    def ask(self, question: str) -> Iterator[Event]:
+        question = question.strip()
+        if not question:
+            raise RetracError("the question is empty")
+        started = time.perf_counter()
+        self.meter.iteration, self.meter.purpose = 0, "constraints"
+        state = ResearchState(question=question, constraints=self._constraints(question))
+        run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"))
+        yield RunStarted(run_id, question)
+        yield from self._rounds(run_id, state, started, prior_seconds=0.0)
+
+    def resume(self, run_id: str) -> Iterator[Event]:
+        run = self.store.run(run_id)
+        if run["status"] != RunStatus.RUNNING and run["result"]:
+            yield RunFinished(_result_from_dict(run["result"]))
+            return
+        rounds = self.store.rounds(run_id)
+        state = ResearchState.model_validate(rounds[-1]["state"] if rounds else run["initial_state"])
+        prior = sum(r["stats"].get("seconds", 0.0) for r in rounds)
+        yield RunStarted(run_id, run["question"], resumed_at_round=state.iteration + 1)
+        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
+
+    # -- the loop --------------------------------------------------------------------------------
+    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:
+        budget = self.settings.budget
+        stop_reason = "budget-rounds"
+        seen_queries: set[str] = set()
+        for iteration in range(state.iteration + 1, budget.max_rounds + 1):
+            if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
+                stop_reason = "budget-time"
+                break
+            round_start = time.perf_counter()
+            self.meter.iteration = iteration
+            record = RoundRecord(iteration)
+            yield from self._play_round(state, record, seen_queries)
+            self.meter.purpose = "compress"
+            outcome = compress(
+                self.compressor, state, record, self.corpus.get_chunk,
+                max_tokens=self.settings.sampling.state_max_tokens,
+                trajectory_max_tokens=budget.trajectory_max_tokens,
+                retries=budget.compress_retries,
+                state_max_tokens=self.settings.state_max_tokens,
+            )
+            new_state = outcome.state
+            if not new_state.answer and record.finish_answer:
+                new_state = new_state.model_copy(update={"answer": record.finish_answer})
+                outcome.diff.answer_after = new_state.answer
+            calls = self.meter.drain()
+            state_tokens = self.compressor.count_tokens(new_state.render())
+            stats: dict[str, Any] = {
+                "seconds": round(time.perf_counter() - round_start, 3), "tool_calls": record.tool_calls,
+                "end_reason": record.end_reason, "llm_calls": len(calls),
+                "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+                "completion_tokens": sum(c["completion_tokens"] for c in calls),
+                "state_tokens": state_tokens, "steps_cut": outcome.steps_cut,
+                "compression_attempts": outcome.attempts, "rejected": outcome.rejected,
+                "compression_failed": outcome.failed,
+            }
+            self.store.save_round(run_id, iteration, new_state.model_dump(), record.to_dict(),
+                                  outcome.diff.model_dump(), stats, calls)
+            yield RoundCompressed(iteration, record.tool_calls, record.end_reason, outcome.diff.summary(),
+                                  new_state.answer, len(new_state.evidence), state_tokens, outcome.failed)
+            reason = converged(state, new_state, outcome.diff, record.end_reason == "finish")
+            state = new_state
+            if reason:
+                stop_reason = reason
+                yield Converged(reason)
+                break
+        result = self._finalize(run_id, state, stop_reason, prior_seconds + time.perf_counter() - started)
+        yield RunFinished(result)
+
+    def _play_round(self, state: ResearchState, record: RoundRecord, seen_queries: set[str]) -> Iterator[Event]:
+        budget = self.settings.budget
+        self.meter.purpose = "action"
+        messages: list[Message] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": prompts.render("planner_round", state=state.render(), iteration=record.iteration)},
+        ]
+        trajectory_tokens, invalid = 0, 0
+        while record.tool_calls < budget.max_steps_per_round:
+            try:
+                generation = self.planner.generate(messages, schema=Action, max_tokens=self.settings.sampling.action_max_tokens)
+            except StructuredOutputError as e:
+                invalid += 1
+                step = Step(len(record.steps) + 1, "", "invalid", "", f"invalid action: {e}", error=str(e))
+                record.steps.append(step)
+                yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
+                if invalid >= MAX_INVALID_ACTIONS:
+                    record.end_reason = "invalid-actions"
+                    return
+                messages += [{"role": "assistant", "content": e.output[-500:]},
+                             {"role": "user", "content": f"That was not a valid action ({e}). Reply with one JSON action."}]
+                continue
+            except ContextOverflowError:
+                record.end_reason = "context"
+                return
+            action = generation.parsed
+            assert isinstance(action, Action)
+            call = action.call
+            if call.tool == "finish":
+                record.finish_answer = call.answer.strip() or None
+                step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "")
+                record.steps.append(step)
+                record.end_reason = "finish"
+                yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
+                return
+            argument = call.query if call.tool == "search" else call.id
+            observation = self._use_tool(call, seen_queries)
+            step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
+                        error=observation.error, chunks=observation.chunks)
+            record.steps.append(step)
+            yield StepTaken(record.iteration, step.index, call.tool, argument, action.gap, _summary(observation))
+            trajectory_tokens += self.planner.count_tokens(step.render())
+            if trajectory_tokens > budget.round_token_threshold:
+                record.end_reason = "tokens"
+                return
+            left = budget.max_steps_per_round - record.tool_calls
+            messages += [{"role": "assistant", "content": generation.text},
+                         {"role": "user", "content": prompts.render("observation", observation=observation.text, steps_left=left)}]
+        record.end_reason = "steps"
+
+    def _use_tool(self, call: Any, seen_queries: set[str]) -> Observation:
+        if call.tool == "search":
+            key = _query_key(call.query)
+            if key in seen_queries:
+                return Observation(f'search "{call.query}" was already made in this run; change the words or the angle',
+                                   error="repeated query")
+            seen_queries.add(key)
+        try:
+            return self.tools[call.tool](call)
+        except RetracError as e:  # a broken store or index: the model is told, and can change course
+            return Observation(f"{call.tool} failed: {e}", error=str(e))
+
+    # -- start and end ---------------------------------------------------------------------------
+    def _constraints(self, question: str) -> list[str]:
+        messages: list[Message] = [{"role": "user", "content": prompts.render("constraints", question=question)}]
+        try:
+            generation = self.compressor.generate(messages, schema=ConstraintsDraft, max_tokens=120)
+        except (StructuredOutputError, ContextOverflowError):
+            return []
+        assert isinstance(generation.parsed, ConstraintsDraft)
+        # Only verbatim spans of the question survive: constraints are copied, never reworded.
+        spans = [c.strip() for c in generation.parsed.constraints]
+        return [c for c in dict.fromkeys(spans) if len(c) >= 3 and c != question and c in question]
+
+    def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, seconds: float) -> RunResult:
+        self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
+        answer, cited = state.answer, []
+        if state.evidence or state.answer:
+            messages: list[Message] = [
+                {"role": "system", "content": self.system_prompt},
+                {"role": "user", "content": prompts.render("finalize", state=state.render())},
+            ]
+            try:
+                generation = self.planner.generate(messages, schema=FinalAnswer,
+                                                   max_tokens=self.settings.sampling.answer_max_tokens)
+                assert isinstance(generation.parsed, FinalAnswer)
+                answer = generation.parsed.answer.strip() or state.answer
+                cited = generation.parsed.evidence_ids
+            except (StructuredOutputError, ContextOverflowError):
+                pass
+        citations = self._citations(state, answer, cited)
+        if not answer:
+            status = RunStatus.FAILED
+        elif stop_reason.startswith("budget"):
+            status = RunStatus.BUDGET_EXHAUSTED
+        elif citations and stop_reason in ("answered", "planner-finished"):
+            status = RunStatus.ANSWERED
+        else:
+            status = RunStatus.UNSURE
+        calls = self.meter.drain()
+        all_calls = self.store.calls(run_id) + calls
+        result = RunResult(
+            run_id=run_id, question=state.question, status=status, answer=answer, citations=citations,
+            rounds=state.iteration, stop_reason=stop_reason, llm_calls=len(all_calls),
+            prompt_tokens=sum(c["prompt_tokens"] for c in all_calls),
+            completion_tokens=sum(c["completion_tokens"] for c in all_calls),
+            peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
+            seconds=seconds, llm_seconds=sum(c["seconds"] for c in all_calls), calls=all_calls,
+        )
+        self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
+        return result
+
+    def _citations(self, state: ResearchState, answer: str | None, cited: list[str]) -> list[Citation]:
+        """Citations are checked by code: the quote must occur in the stored chunk, now."""
+        by_id = state.evidence_by_id()
+        chosen = [by_id[i] for i in dict.fromkeys(cited) if i in by_id]
+        if not chosen and answer:
+            key = normalise(answer).lower()
+            chosen = [e for e in state.evidence if key and key in normalise(e.quote + " " + e.fact).lower()]
+        if not chosen:
+            linked = {i for c in state.conclusions for i in c.evidence_ids}
+            chosen = [e for e in state.evidence if e.id in linked]
+        return [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
+
+    def _checked(self, evidence: Evidence) -> Citation | None:
+        if evidence.verified not in ("yes", "partial"):
+            return None
+        chunk = self.corpus.get_chunk(evidence.source)
+        if chunk is None or not quote_in(evidence.quote, chunk.text):
+            return None
+        return Citation(evidence.id, chunk.doc_id, chunk.chunk_id, chunk.title, chunk.source, evidence.quote,
+                        evidence.verified)
+
+
+def _query_key(query: str) -> str:
+    return " ".join(sorted(set(re.findall(r"\w+", query.lower()))))
+
+
+def _summary(observation: Observation) -> str:
+    if observation.error:
+        return observation.error
+    return f"{len(observation.chunks)} chunk(s): " + ", ".join(c.chunk_id for c in observation.chunks[:4])
+
+
+def _result_from_dict(data: dict[str, Any]) -> RunResult:
+    fields = dict(data)
+    fields["status"] = RunStatus(fields["status"])
+    fields["citations"] = [Citation(**c) for c in fields.get("citations", [])]
+    fields.setdefault("calls", [])
+    return RunResult(**fields)

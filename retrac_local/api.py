@@ -1,0 +1,90 @@
+"""The Python API; the CLI only wraps it.
+
+    from retrac_local.api import Retrac
+    app = Retrac()                      # settings from $RETRAC_HOME/config.toml and RETRAC_* variables
+    app.ingest([Path("my-docs")])
+    for event in app.ask("Which …?"):   # typed events as the run goes; the last one holds the result
+        print(event)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cached_property
+from pathlib import Path
+
+from retrac_local.agent.events import Event
+from retrac_local.agent.loop import ResearchAgent
+from retrac_local.config import Settings, load_settings
+from retrac_local.corpus.embedder import Embedder
+from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
+from retrac_local.corpus.store import CorpusStore, Hit, Method
+from retrac_local.errors import CorpusError
+from retrac_local.llm.base import LLM
+from retrac_local.runstore import RunStore
+
+
+class Retrac:
+    """One object per process: owns the settings, the stores and the loaded models."""
+
+    def __init__(
+        self, settings: Settings | None = None, *, planner: LLM | None = None, compressor: LLM | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self._planner, self._compressor, self._embedder = planner, compressor, embedder
+
+    # -- parts -----------------------------------------------------------------------------------
+    def _make_embedder(self) -> Embedder:
+        if self._embedder is None:
+            from retrac_local.corpus.embedder import SentenceTransformerEmbedder
+
+            r = self.settings.retrieval
+            self._embedder = SentenceTransformerEmbedder(r.embedding_model, batch_size=r.embed_batch_size)
+        return self._embedder
+
+    @cached_property
+    def corpus(self) -> CorpusStore:
+        r = self.settings.retrieval
+        return CorpusStore(self.settings.corpus_dir / "lance", self._make_embedder, method=r.method,
+                           depth=r.depth, rrf_k=r.rrf_k)
+
+    @cached_property
+    def runs(self) -> RunStore:
+        return RunStore(self.settings.runs_db)
+
+    def llms(self) -> tuple[LLM, LLM]:
+        """(planner, compressor); both files are checked before anything loads."""
+        if self._planner is None or self._compressor is None:
+            from retrac_local.llm.llamacpp import LlamaCppLLM, check_gguf
+
+            s = self.settings
+            paths = {role: s.model_path(role) for role in ("planner", "compressor")}
+            for path in paths.values():
+                check_gguf(path)
+            cache = s.cache_dir / "grammars"
+            self._planner = self._planner or LlamaCppLLM(paths["planner"], s.planner, s.sampling, cache)
+            self._compressor = self._compressor or LlamaCppLLM(paths["compressor"], s.compressor, s.sampling, cache)
+        return self._planner, self._compressor
+
+    def agent(self) -> ResearchAgent:
+        if not self.corpus.exists() or self.corpus.count()[1] == 0:
+            raise CorpusError(f"the corpus in {self.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
+        planner, compressor = self.llms()
+        return ResearchAgent(planner, compressor, self.corpus, self.settings, self.runs)
+
+    # -- operations ------------------------------------------------------------------------------
+    def ingest(self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None) -> IngestReport:
+        r = self.settings.retrieval
+        return Ingester(self.corpus, r.chunk_words, r.chunk_overlap_words, progress).run(paths, prune=prune)
+
+    def search(self, query: str, k: int | None = None, method: Method | None = None) -> list[Hit]:
+        self.corpus.table()  # a clear error when nothing was ingested yet
+        return self.corpus.search(query, k=k or self.settings.retrieval.k, method=method)
+
+    def ask(self, question: str) -> Iterator[Event]:
+        return self.agent().ask(question)
+
+    def resume(self, run_id: str) -> Iterator[Event]:
+        self.runs.run(run_id)  # unknown ids fail before any model loads
+        return self.agent().resume(run_id)

@@ -1,0 +1,1 @@
+"""The `retrac` command line: parse, build settings, call the API, render."""

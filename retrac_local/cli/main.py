@@ -1,0 +1,203 @@
+"""`retrac …` commands. Errors a person can fix print one line (no traceback) and exit 1."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from retrac_local.errors import RetracError
+
+
+class Group(click.Group):
+    """Turns RetracError into a one-line message at the boundary, and nowhere else."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RetracError as e:
+            raise click.ClickException(str(e)) from e
+
+
+def make_app(overrides: dict[str, Any] | None = None) -> Any:
+    from retrac_local.api import Retrac
+    from retrac_local.config import load_settings
+
+    return Retrac(load_settings(**(overrides or {})))
+
+
+@click.group(cls=Group)
+@click.version_option(package_name="retrac-local")
+def cli() -> None:
+    """retrac-local: research your own documents offline with a small local model."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--prune", is_flag=True, help="remove documents whose files are gone")
+@click.option("--json", "as_json", is_flag=True, help="print the report as JSON")
+def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
+    """Add files or folders (txt, md, html, pdf, jsonl) to the corpus; unchanged files are skipped."""
+    from retrac_local.cli.progress import ingest_progress
+    from retrac_local.cli.render import echo_json
+
+    app = make_app()
+    with ingest_progress(enabled=not as_json) as progress:
+        report = app.ingest(list(paths), prune=prune, progress=progress)
+    data = report.to_dict()
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(
+        f"ingested {data['files_added']} file(s), {data['documents_added']} document(s), {data['chunks']} chunk(s) "
+        f"in {data['seconds']} s; skipped {data['files_skipped']} unchanged file(s)"
+        + (f"; removed {data['documents_removed']} document(s)" if data["documents_removed"] else "")
+    )
+    for failure in data["failed"]:
+        click.echo(f"  failed: {failure['path']}: {failure['error']}", err=True)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("-k", type=int, default=None, help="number of hits (default: retrieval.k)")
+@click.option("--method", type=click.Choice(["hybrid", "bm25", "vector"]), default=None)
+@click.option("--queries", type=click.File("r"), help="a file with one query a line; prints one JSON line each")
+@click.option("--json", "as_json", is_flag=True)
+def search(query: str | None, k: int | None, method: str | None, queries: Any, as_json: bool) -> None:
+    """Search the corpus, as the agent's search tool does."""
+    import json
+
+    from retrac_local.cli.render import echo_json
+
+    if not query and queries is None:
+        raise click.UsageError("give a QUERY or --queries FILE")
+    app = make_app()
+    if queries is not None:
+        for line in queries:
+            if line.strip():
+                hits = app.search(line.strip(), k=k, method=method)  # type: ignore[arg-type]
+                click.echo(json.dumps({"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
+        return
+    assert query is not None
+    hits = app.search(query, k=k, method=method)  # type: ignore[arg-type]
+    if as_json:
+        echo_json([h.to_dict() for h in hits])
+        return
+    for n, h in enumerate(hits, start=1):
+        click.echo(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
+
+
+def _run(events: Any, as_json: bool) -> None:
+    from retrac_local.agent.events import RunFinished
+    from retrac_local.cli.render import echo_json, render_event
+
+    result = None
+    for event in events:
+        if isinstance(event, RunFinished):
+            result = event.result
+        if not as_json:
+            render_event(event)
+    if as_json and result is not None:
+        echo_json(result.to_dict())
+    if result is not None and str(result.status) == "failed":
+        sys.exit(2)
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--max-rounds", type=int, default=None, help="round budget (default: budget.max_rounds)")
+@click.option("--json", "as_json", is_flag=True, help="print only the result, as JSON")
+def ask(question: str, max_rounds: int | None, as_json: bool) -> None:
+    """Research QUESTION in the corpus and answer it with cited quotes."""
+    overrides = {"budget": {"max_rounds": max_rounds}} if max_rounds else {}
+    _run(make_app(overrides).ask(question), as_json)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def resume(run_id: str, as_json: bool) -> None:
+    """Continue an interrupted run from its last saved round."""
+    _run(make_app().resume(run_id), as_json)
+
+
+@cli.group(cls=Group)
+def runs() -> None:
+    """Past runs: list and show."""
+
+
+@runs.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def runs_list(as_json: bool) -> None:
+    from retrac_local.cli.render import echo_json
+
+    rows = make_app().runs.list_runs()
+    if as_json:
+        echo_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['run_id']}  {r['status']:<16} {r['rounds']} round(s)  {r['created']}  {r['question'][:70]}")
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def runs_show(run_id: str, as_json: bool) -> None:
+    from retrac_local.cli.render import echo_json
+
+    app = make_app()
+    run = app.runs.run(run_id)
+    rounds = app.runs.rounds(run_id)
+    data = {"run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
+            "rounds": rounds, "result": run["result"]}
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
+    for r in rounds:
+        s = r["stats"]
+        click.echo(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
+                   f"{s['seconds']:.0f} s, state {s['state_tokens']} tokens")
+        for step in r["trajectory"]["steps"]:
+            click.echo(f"  {step['tool']}({step['argument']!r})" + (f" → {step['error']}" if step["error"] else ""))
+        if r["diff"].get("drift_repaired"):
+            click.echo(f"  drift repaired: {'; '.join(r['diff']['drift_repaired'])}")
+        if s.get("rejected"):
+            click.echo(f"  rejected by code: {'; '.join(s['rejected'])}")
+        for e in r["state"]["evidence"]:
+            click.echo(f"  [{e['id']}] ({e['source']}, {e['verified']}) {e['fact']}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True)
+def models(as_json: bool) -> None:
+    """The configured model of each role: file, size, present or missing."""
+    from retrac_local.cli.render import echo_json
+
+    app = make_app()
+    s = app.settings
+    rows = []
+    for role in ("planner", "compressor"):
+        path = s.model_path(role)  # type: ignore[arg-type]
+        role_settings = getattr(s, role)
+        rows.append({"role": role, "path": str(path), "present": path.exists(),
+                     "size": path.stat().st_size if path.exists() else None, "n_ctx": role_settings.n_ctx,
+                     "n_gpu_layers": role_settings.n_gpu_layers})
+    if as_json:
+        echo_json(rows)
+        return
+    for r in rows:
+        state = f"{r['size'] / 1e6:.0f} MB" if r["present"] else "MISSING (run `make models`)"
+        click.echo(f"{r['role']:<11} {r['path']}  {state}  n_ctx={r['n_ctx']} n_gpu_layers={r['n_gpu_layers']}")
+
+
+@cli.command("eval")
+def eval_cmd() -> None:
+    """Side-by-side evaluation (Re-TRAC, ReAct, RAG): not built yet."""
+    raise click.ClickException("`retrac eval` is not built yet (see the evaluation issue); `retrac ask --json` reports per-run figures")
+
+
+if __name__ == "__main__":
+    cli()
