@@ -70,8 +70,11 @@ class Retrac:
     def agent(self) -> ResearchAgent:
         if not self.corpus.exists() or self.corpus.count()[1] == 0:
             raise CorpusError(f"the corpus in {self.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
+        from retrac_local.corpus.embedder import relevance_by
+
         planner, compressor = self.llms()
-        return ResearchAgent(planner, compressor, self.corpus, self.settings, self.runs)
+        return ResearchAgent(planner, compressor, self.corpus, self.settings, self.runs,
+                             relevance=relevance_by(self.corpus.embedder))
 
     # -- operations ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None) -> IngestReport:

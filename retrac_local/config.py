@@ -56,8 +56,9 @@ class BudgetSettings(Section):
     round_token_threshold: int = Field(
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
-    trajectory_max_tokens: int = Field(
-        3000, ge=200, description="a trajectory longer than this is cut (keeping start and end) before compression"
+    evidence_sentences: int = Field(
+        12, ge=1, le=60,
+        description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")

@@ -12,7 +12,7 @@ from retrac_local.errors import ConfigError
 @dataclass(frozen=True)
 class RegistryModel:
     name: str
-    role: str
+    roles: tuple[str, ...]
     file: str
     size: int
     sha256: str
@@ -31,7 +31,7 @@ def load_registry(models_dir: Path) -> list[RegistryModel]:
         ) from e
     return [
         RegistryModel(
-            name=name, role=spec["role"], file=spec["file"], size=spec["size"], sha256=spec["sha256"],
+            name=name, roles=tuple(spec.get("roles", ())), file=spec["file"], size=spec["size"], sha256=spec["sha256"],
             licence=spec.get("licence", "?"), upstream=spec.get("upstream", "?"),
         )
         for name, spec in raw.items()
@@ -40,6 +40,6 @@ def load_registry(models_dir: Path) -> list[RegistryModel]:
 
 def default_model_for(role: str, models_dir: Path) -> RegistryModel:
     for model in load_registry(models_dir):
-        if model.role == role:
+        if role in model.roles:
             return model
     raise ConfigError(f"{models_dir / 'models.toml'} names no default model for role {role!r}")

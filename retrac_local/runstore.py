@@ -19,8 +19,7 @@ from retrac_local.errors import RunNotFoundError, StoreError
 
 
 def m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
-        """
+    _script(db, """
         CREATE TABLE runs (
             run_id TEXT PRIMARY KEY, question TEXT NOT NULL, status TEXT NOT NULL, answer TEXT,
             created REAL NOT NULL, updated REAL NOT NULL, initial_state TEXT NOT NULL,
@@ -37,8 +36,14 @@ def m001_initial(db: sqlite3.Connection) -> None:
             completion_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL, seconds REAL NOT NULL,
             PRIMARY KEY (run_id, seq)
         );
-        """
-    )
+        """)
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    # Statement by statement: executescript() would commit the migration's transaction midway.
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
 
 
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]

@@ -1,8 +1,10 @@
 """Compression: fold the previous state and a round's trajectory into the next state.
 
-The compressor model writes a `StateUpdate`, constrained by grammar; code then merges it into the
-previous state: it assigns evidence ids, checks every quote against its source chunk, merges
-duplicates, keeps failures, copies the question and constraints, repairs drift and bounds the size.
+The compressor model writes a `StateUpdate`, constrained by grammar. Code attaches each new fact to
+the sentence of the round's texts that supports it best and stores that sentence, verbatim, as the
+quote (a fact no sentence supports is rejected). Code then merges the update into the previous
+state: it assigns evidence ids, merges duplicates, keeps failures, copies the question and
+constraints, repairs drift and bounds the size.
 An update with problems is sent back with the problems listed (at most `retries` times); after that
 its valid part is kept and the rest recorded. An update that never parses leaves the previous state
 in place, with the failure recorded.
@@ -16,16 +18,14 @@ from typing import Any
 
 from retrac_local.agent import prompts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.schemas import StateUpdate
-from retrac_local.agent.trajectory import RoundRecord, render_trajectory
-from retrac_local.corpus.store import Chunk
+from retrac_local.agent.schemas import StateUpdate, state_update_schema
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.state import Conclusion, Evidence, ResearchState
-from retrac_local.verify import check_quote, clean_quote, missing_numbers, normalise
+from retrac_local.verify import normalise, support, support_level
 
 MAX_FAILURES = 8
-ChunkLookup = Callable[[str], Chunk | None]
 
 
 @dataclass
@@ -39,29 +39,26 @@ class CompressionOutcome:
 
 
 def apply_update(
-    prev: ResearchState, update: StateUpdate, lookup: ChunkLookup, iteration: int, round_failures: list[str]
+    prev: ResearchState, update: StateUpdate, sentences: list[Sentence], iteration: int,
+    round_failures: list[str],
 ) -> tuple[ResearchState, list[str]]:
     """Merge `update` into `prev`; returns the new state and the problems found (rejected items)."""
     problems: list[str] = []
     evidence = list(prev.evidence)
     added = 0
     for n, item in enumerate(update.new_evidence, start=1):
-        source_id = item.source.strip().strip("[]")
-        chunk = lookup(source_id)
-        if chunk is None:
-            problems.append(f"new_evidence {n}: source {item.source!r} is not a chunk id shown in the round")
+        fact = item.fact.strip()
+        scored = [(support(fact, s.text, s.chunk.title), s) for s in sentences]
+        score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+        level = support_level(score)
+        if best is None or level is None:
+            problems.append(f"new_evidence {n}: no sentence found in this round states {fact!r}; "
+                            "state only facts the sentences give, with their exact names and numbers")
             continue
-        check = check_quote(item.quote, chunk.text)
-        if check.status == "rejected":
-            problems.append(f"new_evidence {n}: {check.reason} ({source_id}: {clean_quote(item.quote)!r})")
+        if _duplicate(evidence, best.chunk.chunk_id, best.text):
             continue
-        verified = "yes" if check.status == "exact" else "partial"
-        if verified == "yes" and missing_numbers(item.fact, chunk.text):
-            verified = "partial"
-        if _duplicate(evidence, source_id, check.quote):
-            continue
-        evidence.append(Evidence(id=_next_id(evidence), fact=item.fact.strip(), source=source_id,
-                                 quote=check.quote, verified=verified, round=iteration))
+        evidence.append(Evidence(id=_next_id(evidence), fact=fact, source=best.chunk.chunk_id, quote=best.text,
+                                 verified=level, round=iteration))
         added += 1
     ids = {e.id for e in evidence}
     dropped = {i for i in update.drop_evidence if i in ids}
@@ -116,22 +113,18 @@ def compress(
     compressor: LLM,
     prev: ResearchState,
     record: RoundRecord,
-    lookup: ChunkLookup,
     *,
     max_tokens: int,
-    trajectory_max_tokens: int,
+    max_sentences: int,
     retries: int,
     state_max_tokens: int,
+    relevance: Relevance | None = None,
 ) -> CompressionOutcome:
-    seen = record.chunks()
-
-    def find(chunk_id: str) -> Chunk | None:
-        return seen.get(chunk_id) or lookup(chunk_id)
-
-    trajectory, cut = render_trajectory(record.steps, trajectory_max_tokens, compressor.count_tokens)
+    trajectory, cut, sentences = render_for_compression(record, prev.question, max_sentences, relevance)
+    schema = state_update_schema(bool(sentences), [e.id for e in prev.evidence])
     messages: list[Message] = [
         {"role": "system", "content": prompts.render("compressor_system")},
-        {"role": "user", "content": prompts.render("compressor_user", state=prev.render(),
+        {"role": "user", "content": prompts.render("compressor_user", state=prev.render(), question=prev.question,
                                                    iteration=record.iteration, trajectory=trajectory)},
     ]
     attempts: list[dict[str, Any]] = []
@@ -139,7 +132,7 @@ def compress(
     failures = round_failures(record)
     for _ in range(retries + 1):
         try:
-            generation = compressor.generate(messages, schema=StateUpdate, max_tokens=max_tokens)
+            generation = compressor.generate(messages, schema=schema, max_tokens=max_tokens)
         except (StructuredOutputError, ContextOverflowError) as e:
             attempts.append({"problems": [str(e)]})
             output = getattr(e, "output", "")
@@ -149,7 +142,7 @@ def compress(
                          {"role": "user", "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"])}]
             continue
         assert isinstance(generation.parsed, StateUpdate)
-        state, problems = apply_update(prev, generation.parsed, find, record.iteration, failures)
+        state, problems = apply_update(prev, generation.parsed, sentences, record.iteration, failures)
         attempts.append({"problems": problems})
         best = (state, problems)
         fixable = [p for p in problems if not p.startswith("drift:")]

@@ -23,8 +23,8 @@ from retrac_local.agent.events import (
     Citation, Converged, Event, RoundCompressed, RunFinished, RunResult, RunStarted, RunStatus, StepTaken,
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
-from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer
-from retrac_local.agent.trajectory import RoundRecord, Step
+from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
@@ -36,10 +36,13 @@ from retrac_local.verify import normalise, quote_in
 
 MAX_INVALID_ACTIONS = 2
 MAX_CITATIONS = 4
+RESAMPLE_TEMPERATURE = 0.8
 
 
 class ResearchAgent:
-    def __init__(self, planner: LLM, compressor: LLM, corpus: Corpus, settings: Settings, store: RunStore) -> None:
+    def __init__(self, planner: LLM, compressor: LLM, corpus: Corpus, settings: Settings, store: RunStore,
+                 relevance: Relevance | None = None) -> None:
+        self.relevance = relevance
         self.meter = Meter()
         self.planner = MeteredLLM(planner, "planner", self.meter)
         self.compressor = MeteredLLM(compressor, "compressor", self.meter)
@@ -91,9 +94,10 @@ class ResearchAgent:
             yield from self._play_round(state, record, seen_queries)
             self.meter.purpose = "compress"
             outcome = compress(
-                self.compressor, state, record, self.corpus.get_chunk,
+                self.compressor, state, record,
                 max_tokens=self.settings.sampling.state_max_tokens,
-                trajectory_max_tokens=budget.trajectory_max_tokens,
+                max_sentences=budget.evidence_sentences,
+                relevance=self.relevance,
                 retries=budget.compress_retries,
                 state_max_tokens=self.settings.state_max_tokens,
             )
@@ -133,9 +137,11 @@ class ResearchAgent:
             {"role": "user", "content": prompts.render("planner_round", state=state.render(), iteration=record.iteration)},
         ]
         trajectory_tokens, invalid = 0, 0
+        resample: float | None = None  # after a repeated query, sample instead of decoding greedily
         while record.tool_calls < budget.max_steps_per_round:
             try:
-                generation = self.planner.generate(messages, schema=Action, max_tokens=self.settings.sampling.action_max_tokens)
+                generation = self.planner.generate(messages, schema=Action, temperature=resample,
+                                                   max_tokens=self.settings.sampling.action_max_tokens)
             except StructuredOutputError as e:
                 invalid += 1
                 step = Step(len(record.steps) + 1, "", "invalid", "", f"invalid action: {e}", error=str(e))
@@ -162,6 +168,7 @@ class ResearchAgent:
                 return
             argument = call.query if call.tool == "search" else call.id
             observation = self._use_tool(call, seen_queries)
+            resample = RESAMPLE_TEMPERATURE if observation.error == "repeated query" else None
             step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
                         error=observation.error, chunks=observation.chunks)
             record.steps.append(step)
@@ -172,7 +179,8 @@ class ResearchAgent:
                 return
             left = budget.max_steps_per_round - record.tool_calls
             messages += [{"role": "assistant", "content": generation.text},
-                         {"role": "user", "content": prompts.render("observation", observation=observation.text, steps_left=left)}]
+                         {"role": "user", "content": prompts.render("observation", observation=observation.text,
+                                                                         question=state.question, steps_left=left)}]
         record.end_reason = "steps"
 
     def _use_tool(self, call: Any, seen_queries: set[str]) -> Observation:
@@ -196,8 +204,8 @@ class ResearchAgent:
             return []
         assert isinstance(generation.parsed, ConstraintsDraft)
         # Only verbatim spans of the question survive: constraints are copied, never reworded.
-        spans = [c.strip() for c in generation.parsed.constraints]
-        return [c for c in dict.fromkeys(spans) if len(c) >= 3 and c != question and c in question]
+        spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
+        return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
     def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, seconds: float) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
@@ -208,7 +216,8 @@ class ResearchAgent:
                 {"role": "user", "content": prompts.render("finalize", state=state.render())},
             ]
             try:
-                generation = self.planner.generate(messages, schema=FinalAnswer,
+                schema = final_answer_schema([e.id for e in state.evidence])
+                generation = self.planner.generate(messages, schema=schema,
                                                    max_tokens=self.settings.sampling.answer_max_tokens)
                 assert isinstance(generation.parsed, FinalAnswer)
                 answer = generation.parsed.answer.strip() or state.answer
@@ -257,6 +266,11 @@ class ResearchAgent:
             return None
         return Citation(evidence.id, chunk.doc_id, chunk.chunk_id, chunk.title, chunk.source, evidence.quote,
                         evidence.verified)
+
+
+def _constraint_like(span: str) -> bool:
+    """A name, a number, or a phrase; a lone common word ("year") constrains nothing."""
+    return len(span.split()) >= 2 or any(ch.isdigit() for ch in span) or span[:1].isupper()
 
 
 def _query_key(query: str) -> str:

@@ -44,10 +44,11 @@ class MeteredLLM:
         return self.inner.count_tokens(text)
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256
+        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        temperature: float | None = None,
     ) -> Generation:
         try:
-            generation = self.inner.generate(messages, schema=schema, max_tokens=max_tokens)
+            generation = self.inner.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
         except StructuredOutputError as e:
             if e.usage is not None:
                 self.meter.record(self.role, e.usage)

@@ -4,13 +4,16 @@ are not (a maxLength makes the grammar take a minute to compile)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from retrac_local.tools import FinishArgs, OpenArgs, SearchArgs
 
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    grammar_cache: ClassVar[bool] = True  # whether the compiled grammar may be pickled to disk
 
 
 class Action(Strict):
@@ -21,33 +24,78 @@ class Action(Strict):
 
 
 class NewEvidence(Strict):
-    fact: str
-    source: str = Field(description="chunk id in brackets in the observation, e.g. doc-name#0")
-    quote: str = Field(description="words copied exactly from that chunk")
+    """A fact read in the round's sentences. Code finds the sentence that states it and stores that
+    sentence, verbatim, as the quote: small models paraphrase when asked to copy, and pick the wrong
+    label when asked to point, but state facts well."""
+
+    fact: str = Field(description="one fact from the sentences, with names, numbers and dates copied exactly")
 
 
 class ConclusionDraft(Strict):
     text: str
-    evidence_ids: list[str] = Field(default_factory=list, max_length=4)
-    inference: bool = False
+    evidence_ids: list[str] = Field(max_length=4)
+    inference: bool
 
 
 class StateUpdate(Strict):
     """The compressor's output: code merges it into the previous state."""
 
-    new_evidence: list[NewEvidence] = Field(default_factory=list, max_length=4)
-    drop_evidence: list[str] = Field(default_factory=list, max_length=4)
-    conclusions: list[ConclusionDraft] = Field(default_factory=list, max_length=3)
-    answer: str | None = None
-    uncertainties: list[str] = Field(default_factory=list, max_length=3)
-    failures: list[str] = Field(default_factory=list, max_length=3)
-    next_plan: list[str] = Field(default_factory=list, max_length=3)
+    # Field order is generation order: evidence, then what follows from it, then the answer.
+    # Every field is required, so the grammar makes the model write each one (optional fields were
+    # skipped by small models), in this order.
+    new_evidence: list[NewEvidence] = Field(max_length=4)
+    conclusions: list[ConclusionDraft] = Field(max_length=3)
+    answer: str | None
+    drop_evidence: list[str] = Field(max_length=4)
+    uncertainties: list[str] = Field(max_length=3)
+    failures: list[str] = Field(max_length=3)
+    next_plan: list[str] = Field(max_length=3)
 
 
 class ConstraintsDraft(Strict):
-    constraints: list[str] = Field(default_factory=list, max_length=4)
+    constraints: list[str] = Field(max_length=4)
 
 
 class FinalAnswer(Strict):
     answer: str = Field(description="short answer: a name, date, number, or yes/no")
-    evidence_ids: list[str] = Field(default_factory=list, max_length=4)
+    evidence_ids: list[str] = Field(max_length=4)
+
+
+# Per-round schemas: ids are constrained to the ones that exist, so a small model cannot invent a
+# source or cite a missing piece of evidence. They change every round, so their compiled grammars
+# are kept in memory only (`grammar_cache = False`).
+
+def _ids(values: list[str]) -> Any:
+    return Literal[tuple(dict.fromkeys(values))] if values else str  # type: ignore[return-value]
+
+
+def state_update_schema(has_sentences: bool, evidence_ids: list[str]) -> type[StateUpdate]:
+    """StateUpdate whose citations are known evidence ids (plus the ids new evidence will get)."""
+    next_ids = [f"E{_next_number(evidence_ids) + n}" for n in range(4)]
+    conclusion = create_model("ConclusionDraft", __base__=ConclusionDraft,
+                              evidence_ids=(list[_ids([*evidence_ids, *next_ids])], Field(max_length=4)))
+    # At least one fact when the round found text: asked for a list that may be empty, small
+    # models close it at once.
+    model: type[StateUpdate] = create_model(
+        "StateUpdate", __base__=StateUpdate,
+        new_evidence=(list[NewEvidence], Field(min_length=1 if has_sentences else 0, max_length=4)),
+        drop_evidence=(list[_ids(evidence_ids)], Field(max_length=4 if evidence_ids else 0)),
+        conclusions=(list[conclusion], Field(max_length=3)),  # type: ignore[valid-type]
+    )
+    model.grammar_cache = False
+    return model
+
+
+def final_answer_schema(evidence_ids: list[str]) -> type[FinalAnswer]:
+    if not evidence_ids:
+        return FinalAnswer
+    model: type[FinalAnswer] = create_model(
+        "FinalAnswer", __base__=FinalAnswer,
+        evidence_ids=(list[_ids(evidence_ids)], Field(max_length=4)),
+    )
+    model.grammar_cache = False
+    return model
+
+
+def _next_number(evidence_ids: list[str]) -> int:
+    return max((int(i[1:]) for i in evidence_ids if i[1:].isdigit()), default=0) + 1

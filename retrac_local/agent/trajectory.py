@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 
 
@@ -47,27 +50,53 @@ class RoundRecord:
                 "steps": [s.to_dict() for s in self.steps]}
 
 
-def render_trajectory(steps: list[Step], max_tokens: int, count_tokens: Any) -> tuple[str, int]:
-    """The steps as text, cut to `max_tokens` by dropping middle steps: the start (what was asked
-    first) and the most recent steps (where the round ended) are kept. Returns (text, steps cut)."""
-    parts = [s.render() for s in steps]
-    sizes = [count_tokens(p) for p in parts]
-    if sum(sizes) <= max_tokens:
-        return "\n\n".join(parts), 0
-    keep_head, keep_tail = [0], []
-    budget = max_tokens - sizes[0]
-    for i in range(len(parts) - 1, 0, -1):
-        if sizes[i] > budget:
-            break
-        keep_tail.insert(0, i)
-        budget -= sizes[i]
-    cut = len(parts) - len(keep_head) - len(keep_tail)
-    head = parts[0] if sizes[0] <= max_tokens else _clip(parts[0], max_tokens * 4)
-    marker = [f"[… {cut} step(s) cut to fit the compression budget …]"] if cut else []
-    text = "\n\n".join([head, *marker, *(parts[i] for i in keep_tail)])
-    return text, cut
+@dataclass(frozen=True)
+class Sentence:
+    chunk: Chunk
+    text: str
 
 
-def _clip(text: str, chars: int) -> str:
-    half = max(chars // 2, 1)
-    return text[:half] + " … " + text[-half:]
+def render_for_compression(
+    record: RoundRecord, question: str, max_sentences: int, relevance: Relevance | None = None
+) -> tuple[str, int, list[Sentence]]:
+    """The round for the compressor: the actions taken, then the sentences of the texts found that
+    bear most on the question and the round's searches (code later matches each fact the
+    compressor states to one of them, which becomes its quote).
+
+    A small model drowns in a dozen full texts, so code picks the `max_sentences` most relevant
+    sentences (by `relevance`, else by shared words) and keeps them in reading order. Texts from the
+    first and the latest steps win ties, so the start and the end of the round are both seen.
+    Returns (prompt text, sentences left out, sentences shown)."""
+    actions = []
+    for step in record.steps:
+        found = ", ".join(c.chunk_id for c in step.chunks) or (step.error or "")
+        arrow = f" → {found}" if found else ""
+        actions.append(f"{step.index}. {step.tool} {step.argument!r}{arrow}")
+    candidates: list[tuple[Chunk, str]] = []
+    seen: set[str] = set()
+    for step in record.steps:
+        for c in step.chunks:
+            if c.chunk_id not in seen:
+                seen.add(c.chunk_id)
+                candidates.extend((c, text) for text in sentences(c.text) if len(text) > 3)
+    queries = [question, *(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
+    texts = [f"{c.title}: {text}" for c, text in candidates]
+    scores = (relevance or word_overlap)(texts, queries) if candidates else []
+    ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])[:max_sentences]
+    shown = [Sentence(*candidates[i]) for i in sorted(ranked)]
+    head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
+    body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
+    return f"{head}\n\nSentences found:\n{body}", len(candidates) - len(ranked), shown
+
+
+Relevance = Callable[[list[str], list[str]], list[float]]
+
+
+def word_overlap(texts: list[str], queries: list[str]) -> list[float]:
+    """Fallback relevance: the largest share of a query's words that a text contains."""
+    query_words = [set(re.findall(r"\w{3,}", q.lower())) for q in queries]
+    out = []
+    for text in texts:
+        words = set(re.findall(r"\w{3,}", text.lower()))
+        out.append(max((len(words & q) / len(q) for q in query_words if q), default=0.0))
+    return out

@@ -41,6 +41,11 @@ def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
     spans.append(Span(start, end, len(_WORD.findall(stripped))))
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, whitespace-normalised, in order."""
+    return [" ".join(text[s.start:s.end].split()) for s in _sentences(text)]
+
+
 def _split_long(text: str, span: Span, size: int) -> list[Span]:
     words = list(_WORD.finditer(text, span.start, span.end))
     return [

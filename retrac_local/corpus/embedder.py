@@ -36,6 +36,7 @@ def set_offline() -> None:
     for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
         os.environ[var] = "1"
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 class SentenceTransformerEmbedder:
@@ -56,8 +57,12 @@ class SentenceTransformerEmbedder:
         torch = require("torch", purpose="embeddings")
         torch.set_num_threads(os.cpu_count() or 1)
         st = require("sentence_transformers", purpose="embeddings")
+        transformers_logging = require("transformers.utils.logging", purpose="embeddings")
+        transformers_logging.set_verbosity_error()
+        transformers_logging.disable_progress_bar()
         self._model = st.SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
@@ -93,3 +98,16 @@ class HashingEmbedder:
             if norm > 0:
                 out[row] /= norm
         return out
+
+
+def relevance_by(embedder: Embedder):  # type: ignore[no-untyped-def]
+    """Relevance of texts to queries: the best cosine similarity of each text to any query."""
+
+    def relevance(texts: list[str], queries: list[str]) -> list[float]:
+        if not texts or not queries:
+            return [0.0] * len(texts)
+        vectors = embedder.embed(texts + queries)
+        sims = vectors[: len(texts)] @ vectors[len(texts):].T
+        return [float(x) for x in sims.max(axis=1)]
+
+    return relevance

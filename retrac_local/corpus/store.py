@@ -7,6 +7,7 @@ two lists of 1 / (rrf_k + rank)); results are one per document unless asked othe
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -91,6 +92,7 @@ class CorpusStore:
 
     def _connect(self) -> Any:
         if self._db is None:
+            os.environ.setdefault("LANCE_LOG", "error")  # keep lance's deprecation notices off the terminal
             lancedb = require("lancedb", purpose="the corpus store")
             self.path.mkdir(parents=True, exist_ok=True)
             self._db = lancedb.connect(str(self.path))
@@ -184,7 +186,8 @@ class CorpusStore:
         if method in ("vector", "hybrid"):
             vector = self.embedder.embed([query])[0]
             ranked["vector"] = (
-                table.search(vector.tolist(), query_type="vector").metric("cosine").select(_COLUMNS).limit(depth).to_list()
+                table.search(vector.tolist(), query_type="vector").metric("cosine")
+                .select([*_COLUMNS, "_distance"]).limit(depth).to_list()
             )
         fused: dict[str, Hit] = {}
         for name, rows in ranked.items():
@@ -204,7 +207,7 @@ class CorpusStore:
         if not terms:
             return []
         try:
-            return table.search(terms, query_type="fts").select(_COLUMNS).limit(depth).to_list()
+            return table.search(terms, query_type="fts").select([*_COLUMNS, "_score"]).limit(depth).to_list()
         except (ValueError, RuntimeError) as e:
             if "index" in str(e).lower():
                 raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e

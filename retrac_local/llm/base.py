@@ -39,7 +39,8 @@ class Generation:
 
 @runtime_checkable
 class LLM(Protocol):
-    """A chat model. `schema` constrains the output to that pydantic model's JSON."""
+    """A chat model. `schema` constrains the output to that pydantic model's JSON; `temperature`
+    overrides the configured one for this call (e.g. to leave a greedy loop)."""
 
     name: str
     n_ctx: int
@@ -50,6 +51,7 @@ class LLM(Protocol):
         *,
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
+        temperature: float | None = None,
     ) -> Generation: ...
 
     def count_tokens(self, text: str) -> int: ...

@@ -19,6 +19,7 @@ class Call:
     messages: list[Message]
     schema: type[BaseModel] | None
     max_tokens: int
+    temperature: float | None = None
 
 
 @dataclass
@@ -40,9 +41,10 @@ class ScriptedLLM:
         return max(1, len(text) // 4)
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256
+        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        temperature: float | None = None,
     ) -> Generation:
-        self.calls.append(Call(list(messages), schema, max_tokens))
+        self.calls.append(Call(list(messages), schema, max_tokens, temperature))
         if not self.outputs:
             raise AssertionError(f"ScriptedLLM ran out of outputs at call {len(self.calls)}")
         item = self.outputs.pop(0)

@@ -81,6 +81,7 @@ class LlamaCppLLM:
         self._llama: Llama | None = None
         self._constrainer: SchemaConstrainer | None = None
         self._formatter: Any = None
+        self._calls = 0
 
     def load(self) -> LlamaCppLLM:
         if self._llama is None:
@@ -111,7 +112,8 @@ class LlamaCppLLM:
         return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256
+        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        temperature: float | None = None,
     ) -> Generation:
         self.load()
         llama, constrainer = self._llama, self._constrainer
@@ -129,13 +131,14 @@ class LlamaCppLLM:
             llama_cpp = require("llama_cpp", purpose="running GGUF models")
             kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([constrainer.processor(schema)])
         start = time.perf_counter()
+        self._calls += 1
         completion = llama.create_completion(
             prompt=tokens,
             max_tokens=max_tokens,
-            temperature=self._sampling.temperature,
+            temperature=self._sampling.temperature if temperature is None else temperature,
             top_p=self._sampling.top_p,
             repeat_penalty=self._sampling.repeat_penalty,
-            seed=self._sampling.seed,
+            seed=self._sampling.seed + self._calls,  # repeatable runs, yet resampling gives new text
             **kwargs,
         )
         seconds = time.perf_counter() - start

@@ -71,8 +71,10 @@ class SchemaConstrainer:
                 return self._indexes[regex]
             outlines_core = require("outlines_core", purpose="constrained JSON output")
             vocabulary, vocab_key = self._vocab()
-            key = hashlib.sha256(f"{vocab_key}\n{outlines_core.__version__ if hasattr(outlines_core, '__version__') else ''}\n{regex}".encode()).hexdigest()[:24]
-            path = self._cache_dir / f"index-{key}.pkl" if self._cache_dir else None
+            version = getattr(outlines_core, "__version__", "")
+            key = hashlib.sha256(f"{vocab_key}\n{version}\n{regex}".encode()).hexdigest()[:24]
+            persist = self._cache_dir is not None and getattr(schema, "grammar_cache", True)
+            path = self._cache_dir / f"index-{key}.pkl" if persist and self._cache_dir else None
             index = None
             if path is not None and path.exists():
                 try:
