@@ -12,6 +12,7 @@ in place, with the failure recorded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +27,7 @@ from retrac_local.state import Conclusion, Evidence, ResearchState
 from retrac_local.verify import normalise, support, support_level
 
 MAX_FAILURES = 8
+_LEADING_TITLE = re.compile(r"^\s*\((?:[^()]|\([^()]*\))*\)\s*")
 
 
 @dataclass
@@ -47,7 +49,7 @@ def apply_update(
     evidence = list(prev.evidence)
     added = 0
     for n, item in enumerate(update.new_evidence, start=1):
-        fact = item.fact.strip()
+        fact = _LEADING_TITLE.sub("", item.fact).strip()  # models copy the "(Title)" the prompt shows
         scored = [(support(fact, s.text, s.chunk.title), s) for s in sentences]
         score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
         level = support_level(score)

@@ -44,6 +44,7 @@ class StateUpdate(Strict):
     # Every field is required, so the grammar makes the model write each one (optional fields were
     # skipped by small models), in this order.
     new_evidence: list[NewEvidence] = Field(max_length=4)
+    reasoning: str = Field(description="how the evidence answers the question, step by step, naming each entity")
     conclusions: list[ConclusionDraft] = Field(max_length=3)
     answer: str | None
     drop_evidence: list[str] = Field(max_length=4)

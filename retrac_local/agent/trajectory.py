@@ -78,11 +78,28 @@ def render_for_compression(
         for c in step.chunks:
             if c.chunk_id not in seen:
                 seen.add(c.chunk_id)
-                candidates.extend((c, text) for text in sentences(c.text) if len(text) > 3)
-    queries = [question, *(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
+                candidates.extend((c, text) for text in sentences(c.text) if _informative(text))
+    queries = [*(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
     texts = [f"{c.title}: {text}" for c, text in candidates]
-    scores = (relevance or word_overlap)(texts, queries) if candidates else []
-    ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])[:max_sentences]
+    def score(qs: list[str]) -> list[float]:
+        # Meaning and shared words together: embeddings miss "born" for "year … born", words miss synonyms.
+        lexical = word_overlap(texts, qs)
+        if relevance is None:
+            return lexical
+        return [(a + b) / 2 for a, b in zip(relevance(texts, qs), lexical, strict=True)]
+
+    to_question = score([question]) if candidates else []
+    to_queries = score(queries) if candidates and queries else to_question
+    # The question counts as much as the round's searches; each text gives at most a few sentences,
+    # so that one long text cannot crowd out the one sentence another holds.
+    combined = [(a + b) / 2 for a, b in zip(to_question, to_queries, strict=True)]
+    per_chunk: dict[str, int] = {}
+    ranked: list[int] = []
+    for i in sorted(range(len(candidates)), key=lambda i: -combined[i]):
+        chunk_id = candidates[i][0].chunk_id
+        if per_chunk.get(chunk_id, 0) < MAX_SENTENCES_PER_TEXT and len(ranked) < max_sentences:
+            per_chunk[chunk_id] = per_chunk.get(chunk_id, 0) + 1
+            ranked.append(i)
     shown = [Sentence(*candidates[i]) for i in sorted(ranked)]
     head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
     body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
@@ -90,11 +107,21 @@ def render_for_compression(
 
 
 Relevance = Callable[[list[str], list[str]], list[float]]
+MAX_SENTENCES_PER_TEXT = 4
+
+
+def _informative(sentence: str) -> bool:
+    """Headings and title lines state no fact."""
+    return not sentence.startswith("#") and len(sentence.split()) >= 4
+
+
+_STOP = frozenset("the and for was were what which who whom whose when where how did does with from that this "
+                  "are has had have its into than then there their they been also".split())
 
 
 def word_overlap(texts: list[str], queries: list[str]) -> list[float]:
-    """Fallback relevance: the largest share of a query's words that a text contains."""
-    query_words = [set(re.findall(r"\w{3,}", q.lower())) for q in queries]
+    """The largest share of a query's words (stop words aside) that a text contains."""
+    query_words = [set(re.findall(r"\w{3,}", q.lower())) - _STOP for q in queries]
     out = []
     for text in texts:
         words = set(re.findall(r"\w{3,}", text.lower()))
