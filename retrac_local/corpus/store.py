@@ -101,7 +101,7 @@ class CorpusStore:
     def table(self, create: bool = False) -> Any:
         if self._table is None:
             db = self._connect()
-            if TABLE in db.table_names():
+            if self._has_table():
                 self._table = db.open_table(TABLE)
             elif create:
                 pa = require("pyarrow", purpose="the corpus store")
@@ -118,7 +118,10 @@ class CorpusStore:
         return self._table
 
     def exists(self) -> bool:
-        return (self.path / META_FILE).exists() and TABLE in self._connect().table_names()
+        return (self.path / META_FILE).exists() and self._has_table()
+
+    def _has_table(self) -> bool:
+        return TABLE in self._connect().list_tables().tables
 
     # -- writing -------------------------------------------------------------------------------
     def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
@@ -137,8 +140,9 @@ class CorpusStore:
     def finish_writes(self) -> None:
         """Build the full-text index if missing, fold new rows into it, and compact table versions."""
         table = self.table()
-        if not any(getattr(ix, "index_type", "") == "FTS" or "text" in getattr(ix, "columns", []) for ix in table.list_indices()):
-            table.create_fts_index("text", replace=True)
+        if not any(ix.index_type == "FTS" for ix in table.list_indices()):
+            fts = require("lancedb.index", purpose="the corpus store").FTS
+            table.create_index("text", config=fts())
         table.optimize()
 
     # -- reading -------------------------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""An in-memory corpus with word-overlap search: the fake `Corpus` for fast tests of the agent."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from retrac_local.corpus.chunking import chunk_text
+from retrac_local.corpus.store import Chunk, Hit
+
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class MemoryCorpus:
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    searches: list[str] = field(default_factory=list)  # every query it got, for assertions
+
+    def add(self, doc_id: str, title: str, text: str, chunk_words: int = 120) -> MemoryCorpus:
+        for i, (start, end) in enumerate(chunk_text(text, chunk_words, min(20, chunk_words - 1))):
+            chunk = Chunk(f"{doc_id}#{i}", doc_id, title, f"memory:{doc_id}", i, start, end, text[start:end])
+            self.chunks[chunk.chunk_id] = chunk
+        return self
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        self.searches.append(query)
+        words = set(_WORD.findall(query.lower()))
+        scored = []
+        for chunk in self.chunks.values():
+            overlap = len(words & set(_WORD.findall(f"{chunk.title} {chunk.text}".lower())))
+            if overlap:
+                scored.append(Hit(chunk, float(overlap)))
+        scored.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
+        seen: set[str] = set()
+        unique = [h for h in scored if not (h.chunk.doc_id in seen or seen.add(h.chunk.doc_id))]
+        return unique[:k]
+
+    def get_chunk(self, chunk_id: str) -> Chunk | None:
+        return self.chunks.get(chunk_id)
+
+    def open(self, ref: str, window: int = 1) -> list[Chunk]:
+        chunk = self.chunks.get(ref)
+        doc_id = chunk.doc_id if chunk else ref
+        doc = sorted((c for c in self.chunks.values() if c.doc_id == doc_id), key=lambda c: c.chunk_index)
+        centre = chunk.chunk_index if chunk else 0
+        return [c for c in doc if abs(c.chunk_index - centre) <= window]

@@ -1,0 +1,53 @@
+"""Shared fixtures. The fast tier uses the scripted LLM, an in-memory corpus or a LanceDB store in
+tmp_path with hashing embeddings; the slow tier (marked `slow`) loads the real models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from retrac_local.config import Settings
+from retrac_local.corpus.memory import MemoryCorpus
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_DOCS = ROOT / "corpora" / "demo" / "docs"
+DEMO_QUESTIONS = ROOT / "corpora" / "demo" / "questions.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own RETRAC_HOME, and no RETRAC_* variable of the developer leaks in."""
+    import os
+
+    for key in list(os.environ):
+        if key.startswith("RETRAC_"):
+            monkeypatch.delenv(key)
+    home = tmp_path / "home"
+    monkeypatch.setenv("RETRAC_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def settings(isolated_home: Path) -> Settings:
+    return Settings(home=isolated_home)
+
+
+@pytest.fixture
+def orrin() -> MemoryCorpus:
+    """Three short documents in which the demo's bridge question can be answered."""
+    return (
+        MemoryCorpus()
+        .add("karn-point", "Karn Point Lighthouse",
+             "The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board. "
+             "The light was first lit on 14 March 1887.")
+        .add("ada-vellacott", "Ada Vellacott",
+             "Ada Vellacott was a civil engineer who worked on harbours and bridges. "
+             "She was born on 3 May 1849 in Port Saltry, the daughter of a ship's chandler.")
+        .add("jonas-pell", "Jonas Pell", "Jonas Pell was a lighthouse engineer born in 1856 in Orley.")
+    )
+
+
+def demo_questions() -> list[dict]:
+    return [json.loads(line) for line in DEMO_QUESTIONS.read_text().splitlines() if line.strip()]

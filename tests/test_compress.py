@@ -1,0 +1,133 @@
+"""The compression rules that code enforces, whatever the model writes."""
+
+from __future__ import annotations
+
+from retrac_local.agent.compress import apply_update, bound_size, compress
+from retrac_local.agent.schemas import StateUpdate
+from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.store import Chunk
+from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.state import Evidence, ResearchState
+from tests.scripts import update
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+
+
+def chunk(doc: str, title: str, text: str) -> Chunk:
+    return Chunk(f"{doc}#0", doc, title, f"{doc}.md", 0, 0, len(text), text)
+
+
+ADA = chunk("ada", "Ada Vellacott", "She was born on 3 May 1849 in Port Saltry.")
+KARN = chunk("karn", "Karn Point Lighthouse", "The tower was designed by the civil engineer Ada Vellacott.")
+SENTENCES = [Sentence(KARN, KARN.text), Sentence(ADA, ADA.text)]
+
+
+def state(**kw) -> ResearchState:
+    return ResearchState(question=Q, constraints=["Karn Point Lighthouse"], **kw)
+
+
+def apply(prev: ResearchState, **kw):
+    return apply_update(prev, StateUpdate.model_validate(update(**kw)), SENTENCES, prev.iteration + 1, [])
+
+
+def test_facts_are_grounded_in_the_sentence_that_states_them() -> None:
+    new, problems = apply(state(), facts=["Ada Vellacott was born on 3 May 1849", "Ada Vellacott designed the tower"])
+    assert problems == []
+    born, designed = new.evidence
+    assert (born.source, born.quote, born.verified) == ("ada#0", ADA.text, "yes")
+    assert (designed.source, designed.quote) == ("karn#0", KARN.text)
+    assert [e.id for e in new.evidence] == ["E1", "E2"] and new.iteration == 1
+
+
+def test_invented_names_and_changed_numbers_are_rejected() -> None:
+    new, problems = apply(state(), facts=["Jonas Pell designed the tower", "Ada Vellacott was born on 3 May 1848"])
+    assert new.evidence == []
+    assert len(problems) == 2 and all("no sentence found" in p for p in problems)
+
+
+def test_question_and_constraints_are_copied_not_regenerated() -> None:
+    new, _ = apply(state(), facts=["Ada Vellacott was born in 1849"], answer="1849")
+    assert new.question == Q and new.constraints == ["Karn Point Lighthouse"] and new.answer == "1849"
+
+
+def test_duplicate_evidence_is_merged() -> None:
+    first, _ = apply(state(), facts=["Ada Vellacott was born in 1849"])
+    second, _ = apply(first, facts=["Ada Vellacott was born on 3 May 1849 in Port Saltry"])
+    assert len(second.evidence) == 1
+
+
+def test_verified_evidence_dropped_without_new_evidence_is_restored() -> None:
+    prev = state(evidence=[Evidence(id="E1", fact="born 1849", source="ada#0", quote=ADA.text, verified="yes")],
+                 iteration=1)
+    update_ = StateUpdate.model_validate(update(drop=["E1"]))
+    new, problems = apply_update(prev, update_, [], 2, [])
+    assert [e.id for e in new.evidence] == ["E1"]
+    assert problems == ["drift: verified evidence E1 vanished; restored"]
+
+
+def test_unverified_evidence_may_be_dropped() -> None:
+    prev = state(evidence=[Evidence(id="E1", fact="x", source="ada#0", quote=ADA.text, verified="partial")], iteration=1)
+    new, problems = apply_update(prev, StateUpdate.model_validate(update(drop=["E1"])), [], 2, [])
+    assert new.evidence == [] and problems == []
+
+
+def test_previous_answer_kept_when_model_writes_none_and_failures_accumulate() -> None:
+    prev = state(answer="1849", failures=["search('x'): no results"], iteration=1)
+    new, _ = apply_update(prev, StateUpdate.model_validate(update(failures=["nothing on Orley"])), [], 2,
+                          ["search('y'): no results"])
+    assert new.answer == "1849"
+    assert new.failures == ["search('x'): no results", "search('y'): no results", "nothing on Orley"]
+
+
+def record_with(*chunks: Chunk) -> RoundRecord:
+    return RoundRecord(1, steps=[Step(1, "designer", "search", "Karn Point designer", "…", chunks=list(chunks))])
+
+
+def test_compression_retries_with_the_problems_then_keeps_what_is_valid() -> None:
+    llm = ScriptedLLM().enqueue(
+        update(facts=["Jonas Pell designed the tower"]),
+        update(facts=["Jonas Pell designed the tower", "Ada Vellacott designed the tower"]),
+        update(facts=["Jonas Pell designed the tower", "Ada Vellacott designed the tower"]),
+    )
+    outcome = compress(llm, state(), record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200)
+    assert len(llm.calls) == 3
+    assert "no sentence found" in llm.calls[1].messages[-1]["content"]  # the error went back to the model
+    assert [e.source for e in outcome.state.evidence] == ["karn#0"]
+    assert outcome.rejected and not outcome.failed
+    assert outcome.diff.evidence_added == ["E1"]
+
+
+def test_unparseable_or_truncated_output_keeps_the_previous_state() -> None:
+    llm = ScriptedLLM(truncate_after=20).enqueue(*[update(facts=["Ada Vellacott designed the tower"])] * 3)
+    prev = state(answer="maybe", iteration=0)
+    outcome = compress(llm, prev, record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200)
+    assert outcome.failed and len(llm.calls) == 3
+    assert outcome.state.answer == "maybe" and outcome.state.iteration == 1
+    assert "compression failed" in outcome.state.failures[-1]
+
+
+def test_compressor_sees_relevant_sentences_not_headings() -> None:
+    noise = chunk("noise", "Weather", "# Weather\n\nIt rains a lot in the isles. Snow is rare and seldom lies long.")
+    text, left_out, shown = render_for_compression(record_with(noise, KARN, ADA), Q, max_sentences=2)
+    assert [s.chunk.doc_id for s in shown] == ["karn", "ada"]
+    assert "# Weather" not in text and left_out == 2
+    assert "Karn Point designer" in text  # the actions are shown
+
+
+def test_state_is_shrunk_to_its_budget_keeping_verified_evidence() -> None:
+    evidence = [Evidence(id=f"E{i}", fact=f"fact {i} " * 10, source="ada#0", quote=ADA.text,
+                         verified="yes" if i == 1 else "partial") for i in range(1, 6)]
+    big = state(evidence=evidence, failures=[f"dead end {i} " * 10 for i in range(6)],
+                uncertainties=[f"open {i} " * 10 for i in range(3)])
+    count = ScriptedLLM().count_tokens
+    small = bound_size(big, 250, count)
+    assert count(small.render()) <= 250
+    assert small.question == Q and small.constraints == big.constraints
+    assert "E1" in small.evidence_by_id()
+
+
+def test_memory_corpus_is_a_working_fake(orrin: MemoryCorpus) -> None:
+    hits = orrin.search("Ada Vellacott born")
+    assert hits[0].chunk.doc_id == "ada-vellacott"
+    assert orrin.open("karn-point#0")[0].title == "Karn Point Lighthouse"

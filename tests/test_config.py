@@ -1,0 +1,52 @@
+from pathlib import Path
+
+import pytest
+
+from retrac_local.config import load_settings
+from retrac_local.errors import ConfigError
+
+
+def test_defaults_and_paths(isolated_home: Path) -> None:
+    s = load_settings()
+    assert s.home == isolated_home
+    assert s.runs_db == isolated_home / "runs.sqlite"
+    assert s.budget.max_rounds >= 1 and s.retrieval.k >= 1
+    assert s.model_path("planner").name.endswith(".gguf")
+
+
+def test_file_then_environment_then_overrides(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[budget]\nmax_rounds = 7\nmax_steps_per_round = 5\n[retrieval]\nk = 9\n")
+    monkeypatch.setenv("RETRAC_BUDGET__MAX_STEPS_PER_ROUND", "2")
+    s = load_settings(retrieval={"k": 3})
+    assert s.budget.max_rounds == 7  # file
+    assert s.budget.max_steps_per_round == 2  # environment beats file
+    assert s.retrieval.k == 3  # options beat both
+
+
+def test_unknown_key_is_named(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[budget]\nmax_round = 3\n")
+    with pytest.raises(ConfigError, match=r"config.toml.*unknown key `budget.max_round`"):
+        load_settings()
+
+
+def test_wrong_type_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RETRAC_BUDGET__MAX_ROUNDS", "many")
+    with pytest.raises(ConfigError, match="budget.max_rounds"):
+        load_settings()
+
+
+def test_invalid_toml_and_missing_explicit_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[budget\n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_settings()
+    monkeypatch.setenv("RETRAC_CONFIG", str(tmp_path / "nope.toml"))
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_settings()
+
+
+def test_explicit_model_path_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RETRAC_COMPRESSOR__PATH", str(tmp_path / "small.gguf"))
+    assert load_settings().model_path("compressor") == tmp_path / "small.gguf"

@@ -1,0 +1,149 @@
+"""The Re-TRAC loop end to end with the scripted LLM: rounds, tools, compression, convergence,
+citations checked by code, persistence and resume."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from retrac_local.agent.events import Converged, RoundCompressed, RunFinished, RunStarted, RunStatus, StepTaken
+from retrac_local.agent.loop import RESAMPLE_TEMPERATURE, ResearchAgent
+from retrac_local.config import Settings
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.errors import CorpusError, RunNotFoundError
+from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.runstore import RunStore
+from tests.scripts import constraints, final, finish, open_, search, update
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+ROUND_1 = [
+    search("Karn Point Lighthouse designer"),
+    open_("no-such-doc#3"),
+    search("Karn Point Lighthouse designer"),  # a repeat: refused, and the next action is sampled
+    search("Ada Vellacott born"),
+]
+UPDATE_1 = update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
+                  uncertainties=["is the birth year confirmed?"], next_plan=["check the birth year"])
+
+
+def make_agent(settings: Settings, corpus: MemoryCorpus, llm: ScriptedLLM, **budget) -> ResearchAgent:
+    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 4, **budget})})
+    return ResearchAgent(llm, llm, corpus, settings, RunStore(settings.runs_db))
+
+
+def run(agent: ResearchAgent, question: str = Q):
+    events = list(agent.ask(question))
+    assert isinstance(events[-1], RunFinished)
+    return events, events[-1].result
+
+
+def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints("Karn Point Lighthouse", "year"),
+        *ROUND_1, UPDATE_1,
+        finish("1849"), update(answer="1849"),
+        final("1849", "E2"),
+    )
+    events, result = run(make_agent(settings, orrin, llm))
+    assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.rounds == 2
+    assert [(c.evidence_id, c.chunk_id) for c in result.citations] == [("E2", "ada-vellacott#0")]
+    assert result.citations[0].quote in orrin.get_chunk("ada-vellacott#0").text
+    assert result.llm_calls == len(llm.calls) == 9 and result.peak_prompt_tokens > 0
+
+    steps = [e for e in events if isinstance(e, StepTaken)]
+    assert [s.tool for s in steps] == ["search", "open", "search", "search", "finish"]
+    assert steps[1].summary == "unknown id" and steps[2].summary == "repeated query"
+    assert llm.calls[4].temperature == RESAMPLE_TEMPERATURE and llm.calls[1].temperature is None
+    assert orrin.searches == ["Karn Point Lighthouse designer", "Ada Vellacott born"]  # the repeat never ran
+    rounds = [e for e in events if isinstance(e, RoundCompressed)]
+    assert [r.end_reason for r in rounds] == ["steps", "finish"]
+    assert [e.reason for e in events if isinstance(e, Converged)] == ["answered"]
+
+    # The tool error reached the model as an observation, and the state carried the question.
+    round_1_prompt = llm.calls[3].messages
+    assert "open failed" in round_1_prompt[-1]["content"]
+    assert round_1_prompt[1]["content"].startswith(f"Question: {Q}")
+    # Round 2 sees only the state: no raw observation of round 1 survives.
+    round_2_prompt = llm.calls[6].messages
+    assert len(round_2_prompt) == 2 and "found" not in round_2_prompt[1]["content"]
+    assert "may contain mistakes" in round_2_prompt[1]["content"]
+    # Constraints are verbatim spans; a lone common word is not one.
+    store = RunStore(settings.runs_db)
+    assert store.run(result.run_id)["initial_state"]["constraints"] == ["Karn Point Lighthouse"]
+    saved = store.rounds(result.run_id)
+    assert [r["iteration"] for r in saved] == [1, 2]
+    assert [e["id"] for e in saved[0]["state"]["evidence"]] == ["E1", "E2"]
+    assert store.run(result.run_id)["status"] == "answered"
+
+
+def test_a_citation_whose_quote_left_the_source_is_dropped(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, finish("1849"), update(answer="1849"))
+
+    def edit_then_answer(messages, schema):
+        chunk = orrin.chunks["ada-vellacott#0"]
+        orrin.chunks["ada-vellacott#0"] = replace(chunk, text="This page was rewritten.")
+        return final("1849", "E2")
+
+    llm.enqueue(edit_then_answer)
+    _, result = run(make_agent(settings, orrin, llm))
+    assert result.citations == [] and result.status == RunStatus.UNSURE
+
+
+def test_round_budget_forces_an_answer(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, final("1849", "E2"))
+    _, result = run(make_agent(settings, orrin, llm, max_rounds=1))
+    assert result.status == RunStatus.BUDGET_EXHAUSTED and result.answer == "1849"
+    assert result.stop_reason == "budget-rounds" and result.citations
+
+
+def test_invalid_actions_end_the_round_without_crashing(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(constraints(), "not json", '{"gap": "x"}', update())
+    events, result = run(make_agent(settings, orrin, llm, max_rounds=1))
+    rounds = [e for e in events if isinstance(e, RoundCompressed)]
+    assert rounds[0].end_reason == "invalid-actions"
+    # Nothing was learned, so no answer is asked for: the run ends failed, with no invented answer.
+    assert result.status == RunStatus.FAILED and result.answer is None and len(llm.calls) == 4
+
+
+def test_a_broken_search_is_an_observation(settings: Settings, orrin: MemoryCorpus) -> None:
+    class Broken(MemoryCorpus):
+        def search(self, query: str, k: int = 5):
+            raise CorpusError("the index is damaged")
+
+    llm = ScriptedLLM().enqueue(constraints(), search("anything"), finish("no idea"), update(), final("no idea"))
+    events, _ = run(make_agent(settings, Broken(chunks=orrin.chunks), llm, max_rounds=1))
+    assert any(isinstance(e, StepTaken) and "damaged" in e.summary for e in events)
+    assert "search failed: the index is damaged" in llm.calls[2].messages[-1]["content"]
+
+
+def test_resume_continues_after_an_interruption(settings: Settings, orrin: MemoryCorpus) -> None:
+    def interrupt(messages, schema):
+        raise KeyboardInterrupt
+
+    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, interrupt)
+    agent = make_agent(settings, orrin, llm)
+    events = agent.ask(Q)
+    run_id = None
+    with pytest.raises(KeyboardInterrupt):
+        for event in events:
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
+    store = RunStore(settings.runs_db)
+    assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
+
+    llm2 = ScriptedLLM().enqueue(finish("1849"), update(answer="1849"), final("1849", "E2"))
+    resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
+    assert isinstance(resumed[0], RunStarted) and resumed[0].resumed_at_round == 2
+    result = resumed[-1].result
+    assert result.status == RunStatus.ANSWERED and result.rounds == 2
+    assert [r["iteration"] for r in store.rounds(run_id)] == [1, 2]
+    assert result.llm_calls == 1 + len(ROUND_1) + 1 + 3  # calls of both sittings, none counted twice
+    # A finished run resumes to its stored result without calling a model.
+    again = list(make_agent(settings, orrin, ScriptedLLM()).resume(run_id))
+    assert again[-1].result.answer == "1849"
+
+
+def test_unknown_run_id(settings: Settings, orrin: MemoryCorpus) -> None:
+    with pytest.raises(RunNotFoundError, match="runs list"):
+        list(make_agent(settings, orrin, ScriptedLLM()).resume("nope"))

@@ -1,0 +1,23 @@
+from retrac_local.verify import missing_names, missing_numbers, normalise, quote_in, support, support_level
+
+
+def test_quotes_match_after_whitespace_and_typography() -> None:
+    source = "She was born on\n3 May 1849 in \u201cPort Saltry\u201d."
+    assert quote_in('born on 3 May 1849 in "Port Saltry"', source)
+    assert not quote_in("born on 3 May 1848", source)
+    assert normalise("a \t b\u00a0c") == "a b c"
+
+
+def test_numbers_and_names_must_occur_in_the_source() -> None:
+    source = "The team counted 4,812 breeding pairs, led by Dr. Lina Farrow."
+    assert missing_numbers("4812 pairs", source) == []
+    assert missing_numbers("4,813 pairs", source) == ["4,813"]
+    assert missing_names("The count was led by Lina Farrow", source) == []
+    assert missing_names("The count was led by Jonas Pell", source) == ["Jonas", "Pell"]
+
+
+def test_support_grades_facts_against_quotes() -> None:
+    quote = "The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board."
+    assert support_level(support("Ada Vellacott designed the Karn Point Lighthouse", quote, "Karn Point Lighthouse")) == "yes"
+    assert support_level(support("Jonas Pell designed the Karn Point Lighthouse", quote, "Karn Point Lighthouse")) is None
+    assert support_level(support("The tower was designed in 1890", quote)) is None
