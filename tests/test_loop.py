@@ -7,7 +7,14 @@ from dataclasses import replace
 
 import pytest
 
-from retrac_local.agent.events import Converged, RoundCompressed, RunFinished, RunStarted, RunStatus, StepTaken
+from retrac_local.agent.events import (
+    Converged,
+    RoundCompressed,
+    RunFinished,
+    RunStarted,
+    RunStatus,
+    StepTaken,
+)
 from retrac_local.agent.loop import RESAMPLE_TEMPERATURE, ResearchAgent
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus

@@ -66,8 +66,8 @@ def apply_update(
     dropped = {i for i in update.drop_evidence if i in ids}
     # Verified evidence may be dropped only when the round brought new evidence (the reason);
     # otherwise repair_drift restores it.
-    level = {e.id: e.verified for e in evidence}
-    allowed_drops = dropped if added else {i for i in dropped if level[i] != "yes"}
+    levels = {e.id: e.verified for e in evidence}
+    allowed_drops = dropped if added else {i for i in dropped if levels[i] != "yes"}
     evidence = [e for e in evidence if e.id not in dropped]
     ids = {e.id for e in evidence}
     conclusions = [
@@ -102,8 +102,11 @@ def _duplicate(evidence: list[Evidence], source: str, quote: str) -> bool:
 
 
 def _dedupe(items: list[str]) -> list[str]:
-    seen: set[str] = set()
-    return [i for i in items if not (i.lower() in seen or seen.add(i.lower()))]
+    """Keep the first of items equal up to case, in order."""
+    first: dict[str, str] = {}
+    for item in items:
+        first.setdefault(item.lower(), item)
+    return list(first.values())
 
 
 def round_failures(record: RoundRecord) -> list[str]:

@@ -20,7 +20,15 @@ from retrac_local.agent import prompts
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.events import (
-    Citation, Converged, Event, RoundCompressed, RunFinished, RunResult, RunStarted, RunStatus, StepTaken,
+    Citation,
+    Converged,
+    Event,
+    RoundCompressed,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    RunStatus,
+    StepTaken,
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema

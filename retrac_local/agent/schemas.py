@@ -67,20 +67,24 @@ class FinalAnswer(Strict):
 # are kept in memory only (`grammar_cache = False`).
 
 def _ids(values: list[str]) -> Any:
-    return Literal[tuple(dict.fromkeys(values))] if values else str  # type: ignore[return-value]
+    return Literal[tuple(dict.fromkeys(values))] if values else str
+
+
+def _id_list(values: list[str]) -> Any:
+    return list[_ids(values)]  # type: ignore[misc]
 
 
 def state_update_schema(has_sentences: bool, evidence_ids: list[str]) -> type[StateUpdate]:
     """StateUpdate whose citations are known evidence ids (plus the ids new evidence will get)."""
     next_ids = [f"E{_next_number(evidence_ids) + n}" for n in range(4)]
     conclusion = create_model("ConclusionDraft", __base__=ConclusionDraft,
-                              evidence_ids=(list[_ids([*evidence_ids, *next_ids])], Field(max_length=4)))
+                              evidence_ids=(_id_list([*evidence_ids, *next_ids]), Field(max_length=4)))
     # At least one fact when the round found text: asked for a list that may be empty, small
     # models close it at once.
     model: type[StateUpdate] = create_model(
         "StateUpdate", __base__=StateUpdate,
         new_evidence=(list[NewEvidence], Field(min_length=1 if has_sentences else 0, max_length=4)),
-        drop_evidence=(list[_ids(evidence_ids)], Field(max_length=4 if evidence_ids else 0)),
+        drop_evidence=(_id_list(evidence_ids), Field(max_length=4 if evidence_ids else 0)),
         conclusions=(list[conclusion], Field(max_length=3)),  # type: ignore[valid-type]
     )
     model.grammar_cache = False
@@ -92,7 +96,7 @@ def final_answer_schema(evidence_ids: list[str]) -> type[FinalAnswer]:
         return FinalAnswer
     model: type[FinalAnswer] = create_model(
         "FinalAnswer", __base__=FinalAnswer,
-        evidence_ids=(list[_ids(evidence_ids)], Field(max_length=4)),
+        evidence_ids=(_id_list(evidence_ids), Field(max_length=4)),
     )
     model.grammar_cache = False
     return model

@@ -115,8 +115,7 @@ def _informative(sentence: str) -> bool:
     return not sentence.startswith("#") and len(sentence.split()) >= 4
 
 
-_STOP = frozenset("the and for was were what which who whom whose when where how did does with from that this "
-                  "are has had have its into than then there their they been also".split())
+_STOP = frozenset(["the", "and", "for", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "how", "did", "does", "with", "from", "that", "this", "are", "has", "had", "have", "its", "into", "than", "then", "there", "their", "they", "been", "also"])
 
 
 def word_overlap(texts: list[str], queries: list[str]) -> list[float]:

@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from retrac_local.agent.events import Converged, Event, RoundCompressed, RunFinished, RunResult, RunStarted, StepTaken
+from retrac_local.agent.events import (
+    Converged,
+    Event,
+    RoundCompressed,
+    RunFinished,
+    RunResult,
+    RunStarted,
+    StepTaken,
+)
 
 
 def echo_json(data: Any) -> None:

@@ -6,7 +6,7 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -48,7 +48,7 @@ class SentenceTransformerEmbedder:
             raise ModelError(f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model")
         self.batch_size = batch_size
         self.name = f"sentence-transformers:{self.model_dir.name}"
-        self._model = None
+        self._model: Any = None
         self.dim = 0
         self._load()
 

@@ -31,9 +31,10 @@ class MemoryCorpus:
             if overlap:
                 scored.append(Hit(chunk, float(overlap)))
         scored.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
-        seen: set[str] = set()
-        unique = [h for h in scored if not (h.chunk.doc_id in seen or seen.add(h.chunk.doc_id))]
-        return unique[:k]
+        best: dict[str, Hit] = {}
+        for h in scored:
+            best.setdefault(h.chunk.doc_id, h)
+        return list(best.values())[:k]
 
     def get_chunk(self, chunk_id: str) -> Chunk | None:
         return self.chunks.get(chunk_id)

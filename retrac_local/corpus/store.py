@@ -201,8 +201,10 @@ class CorpusStore:
                 hit.ranks[name] = rank
         hits = sorted(fused.values(), key=lambda h: h.score, reverse=True)
         if dedupe_documents:
-            seen: set[str] = set()
-            hits = [h for h in hits if not (h.chunk.doc_id in seen or seen.add(h.chunk.doc_id))]
+            best: dict[str, Hit] = {}
+            for h in hits:
+                best.setdefault(h.chunk.doc_id, h)  # hits are sorted: the first of a document is its best
+            hits = list(best.values())
         return hits[:k]
 
     @staticmethod

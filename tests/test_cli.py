@@ -1,0 +1,99 @@
+"""The command line, driven in-process; hashing embeddings keep it fast (no torch)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from retrac_local.cli.main import cli
+from retrac_local.runstore import RunStore
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("RETRAC_RETRIEVAL__EMBEDDER", "hashing")
+    return CliRunner()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "ferry.md").write_text("# Gull Line\n\nThe Gull Line was founded in 1903 by Tomas Irvane.\n")
+    (d / "bridge.txt").write_text("Tessel Bridge\n\nThe Tessel Bridge is 412 metres long.\n")
+    (d / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    return d
+
+
+def invoke(runner: CliRunner, *args: str):
+    return runner.invoke(cli, list(args), catch_exceptions=False)
+
+
+def one_line_error(result) -> str:
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+def test_ingest_search_and_incremental_json(runner: CliRunner, folder: Path, tmp_path: Path) -> None:
+    first = json.loads(invoke(runner, "ingest", str(folder), "--json").stdout)
+    assert first["documents_added"] == 2 and first["chunks"] == 2
+    assert [Path(f["path"]).name for f in first["failed"]] == ["broken.pdf"]
+    assert "damaged or unsupported PDF" in first["failed"][0]["error"]
+    again = json.loads(invoke(runner, "ingest", str(folder), "--json").stdout)
+    assert again["documents_added"] == 0 and again["documents_skipped"] == 2
+
+    hits = json.loads(invoke(runner, "search", "who founded the Gull Line", "-k", "1", "--json").stdout)
+    assert len(hits) == 1
+    assert set(hits[0]) == {"doc_id", "chunk_id", "title", "source", "score", "text"}
+    assert hits[0]["doc_id"] == "ferry" and hits[0]["chunk_id"] == "ferry#0"
+    for method in ("bm25", "vector"):
+        hits = json.loads(invoke(runner, "search", "Tessel Bridge length", "--method", method, "--json").stdout)
+        assert hits[0]["doc_id"] == "bridge"
+
+    queries = tmp_path / "queries.txt"
+    queries.write_text("Gull Line founded\n\nTessel Bridge\n")
+    lines = invoke(runner, "search", "--queries", str(queries)).stdout.splitlines()
+    assert [json.loads(line)["query"] for line in lines] == ["Gull Line founded", "Tessel Bridge"]
+    assert json.loads(lines[1])["hits"][0]["doc_id"] == "bridge"
+
+
+def test_ask_needs_a_corpus(runner: CliRunner) -> None:
+    assert "is empty; run `retrac ingest" in one_line_error(invoke(runner, "ask", "anything?"))
+
+
+def test_ask_names_a_missing_or_broken_model(runner: CliRunner, folder: Path, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    invoke(runner, "ingest", str(folder))
+    monkeypatch.setenv("RETRAC_PLANNER__PATH", str(tmp_path / "missing.gguf"))
+    assert "missing.gguf does not exist" in one_line_error(invoke(runner, "ask", "anything?"))
+    fake = tmp_path / "fake.gguf"
+    fake.write_bytes(b"<html>not a model</html>")
+    monkeypatch.setenv("RETRAC_PLANNER__PATH", str(fake))
+    assert "is not a GGUF file" in one_line_error(invoke(runner, "ask", "anything?"))
+
+
+def test_runs_commands(runner: CliRunner, isolated_home: Path) -> None:
+    assert json.loads(invoke(runner, "runs", "list", "--json").stdout) == []
+    store = RunStore(isolated_home / "runs.sqlite")
+    run_id = store.create_run("What is it?", {"question": "What is it?"}, {})
+    rows = json.loads(invoke(runner, "runs", "list", "--json").stdout)
+    assert rows[0]["run_id"] == run_id and rows[0]["status"] == "running" and rows[0]["rounds"] == 0
+    shown = json.loads(invoke(runner, "runs", "show", run_id, "--json").stdout)
+    assert shown["question"] == "What is it?" and shown["rounds"] == []
+    assert "no run 'nope'" in one_line_error(invoke(runner, "runs", "show", "nope"))
+    assert "no run 'nope'" in one_line_error(invoke(runner, "resume", "nope"))
+
+
+def test_models_config_errors_and_eval(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = json.loads(invoke(runner, "models", "--json").stdout)
+    assert [r["role"] for r in rows] == ["planner", "compressor"]
+    assert all(r["path"].endswith(".gguf") for r in rows)
+    assert "not built yet" in one_line_error(invoke(runner, "eval"))
+    monkeypatch.setenv("RETRAC_RETRIEVAL__K", "lots")
+    assert "retrieval.k" in one_line_error(invoke(runner, "search", "x"))

@@ -1,0 +1,84 @@
+"""The slow tier: real GGUF models through llama-cpp-python, real MiniLM embeddings, a real LanceDB
+store. Nothing is faked. Run with `pytest -m slow` (part of `make test`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrac_local.config import load_settings
+from tests.conftest import DEMO_DOCS, demo_questions
+
+pytestmark = pytest.mark.slow
+RETRAC = [sys.executable, "-m", "retrac_local.cli.main"]
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("demo-home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(home)}
+    out = subprocess.run([*RETRAC, "ingest", str(DEMO_DOCS), "--json"], env=env, capture_output=True, text=True,
+                         check=True, timeout=600)
+    report = json.loads(out.stdout)
+    assert report["documents_added"] == len(list(DEMO_DOCS.iterdir())) and report["failed"] == []
+    return home
+
+
+def test_real_embeddings_find_the_right_document(demo_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrac_local.api import Retrac
+
+    monkeypatch.setenv("RETRAC_HOME", str(demo_home))
+    app = Retrac(load_settings())
+    assert app.search("who started the ferry company", k=3)[0].chunk.doc_id == "gull-line"
+    assert app.search("puffin breeding pairs counted", k=3, method="vector")[0].chunk.doc_id == "skerra-seabird-survey-2019"
+
+
+def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) -> None:
+    from retrac_local.agent.schemas import Action
+    from retrac_local.llm.llamacpp import LlamaCppLLM
+    from retrac_local.llm.structured import SchemaConstrainer
+
+    settings = load_settings()
+    path = settings.models_dir / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    llm = LlamaCppLLM(path, settings.compressor, settings.sampling, tmp_path / "grammars")
+    messages = [{"role": "system", "content": "Reply with one JSON action: search, open or finish."},
+                {"role": "user", "content": "Question: who designed the Tessel Bridge?"}]
+    first = llm.generate(messages, schema=Action, max_tokens=120)
+    assert isinstance(first.parsed, Action) and first.finish_reason == "stop"
+    assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0
+    second = llm.generate(messages + [{"role": "assistant", "content": first.text},
+                                      {"role": "user", "content": "search found nothing; try again"}],
+                          schema=Action, max_tokens=120)
+    assert isinstance(second.parsed, Action)
+    assert second.usage.cached_tokens >= first.usage.prompt_tokens - 1  # the shared prefix was not recomputed
+    assert list((tmp_path / "grammars").glob("index-*.pkl"))
+    fresh = SchemaConstrainer(llm._llama, tmp_path / "grammars")
+    fresh.index_for(Action)
+    assert fresh.compile_seconds == {}  # loaded from disk, not compiled again
+
+
+def test_ask_the_demo_question_end_to_end(demo_home: Path) -> None:
+    question = demo_questions()[0]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(demo_home)}
+    out = subprocess.run([*RETRAC, "ask", question["question"], "--json", "--max-rounds", "2"], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert any(gold in result["answer"] for gold in question["answers"]), result
+    assert result["status"] == "answered" and result["citations"]
+    assert result["llm_calls"] >= 3 and result["peak_prompt_tokens"] > 0 and result["llm_seconds"] > 0
+
+    from retrac_local.api import Retrac
+    from retrac_local.verify import quote_in
+
+    app = Retrac(load_settings(home=demo_home))
+    for citation in result["citations"]:
+        chunk = app.corpus.get_chunk(citation["chunk_id"])
+        assert chunk is not None and quote_in(citation["quote"], chunk.text), citation
+    rounds = app.runs.rounds(result["run_id"])
+    assert len(rounds) == result["rounds"] >= 1
