@@ -30,7 +30,7 @@ LLAMA_FLAVOR := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | 
 WHEELHOUSE := $(CACHE_DIR)/wheelhouse/$(LLAMA_FLAVOR)
 
 DEMO_HOME ?= $(CURDIR)/.retrac-demo
-DEMO_QUESTION = $(shell $(PY) -c "import json; print(json.loads(open('corpora/demo/questions.jsonl').readline())['question'])")
+DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpora/demo/questions.jsonl').readline())['question'])")
 
 .PHONY: help setup models demo test test-fast lint clean llama-wheel
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -62,13 +64,26 @@ def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) 
     assert fresh.compile_seconds == {}  # loaded from disk, not compiled again
 
 
-def test_ask_the_demo_question_end_to_end(demo_home: Path) -> None:
+def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path) -> None:
+    """`retrac ask` is stopped with Ctrl-C during its first round, then `retrac resume` finishes it."""
     question = demo_questions()[0]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(demo_home)}
-    out = subprocess.run([*RETRAC, "ask", question["question"], "--json", "--max-rounds", "2"], env=env,
-                         capture_output=True, text=True, timeout=900)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
+    env |= {"RETRAC_HOME": str(demo_home), "PYTHONUNBUFFERED": "1", "RETRAC_BUDGET__MAX_ROUNDS": "2"}
+    ask = subprocess.Popen([*RETRAC, "ask", question["question"]], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert ask.stdout is not None and ask.stderr is not None
+    for line in ask.stdout:
+        if "round 1 ·" in line:  # the first tool call is done; the next model call is running
+            ask.send_signal(signal.SIGINT)
+            break
+    assert ask.wait(timeout=300) == 130
+    message = ask.stderr.read()
+    run_id = re.search(r"retrac resume (\S+)`", message).group(1)  # type: ignore[union-attr]
+
+    out = subprocess.run([*RETRAC, "resume", run_id, "--json"], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
     result = json.loads(out.stdout)
+    assert result["run_id"] == run_id
     assert any(gold in result["answer"] for gold in question["answers"]), result
     assert result["status"] == "answered" and result["citations"]
     assert result["llm_calls"] >= 3 and result["peak_prompt_tokens"] > 0 and result["llm_seconds"] > 0
@@ -80,5 +95,5 @@ def test_ask_the_demo_question_end_to_end(demo_home: Path) -> None:
     for citation in result["citations"]:
         chunk = app.corpus.get_chunk(citation["chunk_id"])
         assert chunk is not None and quote_in(citation["quote"], chunk.text), citation
-    rounds = app.runs.rounds(result["run_id"])
-    assert len(rounds) == result["rounds"] >= 1
+    rounds = app.runs.rounds(run_id)
+    assert [r["iteration"] for r in rounds] == list(range(1, result["rounds"] + 1))

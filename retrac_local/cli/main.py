@@ -44,8 +44,12 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
     from retrac_local.cli.render import echo_json
 
     app = make_app()
-    with ingest_progress(enabled=not as_json) as progress:
-        report = app.ingest(list(paths), prune=prune, progress=progress)
+    try:
+        with ingest_progress(enabled=not as_json) as progress:
+            report = app.ingest(list(paths), prune=prune, progress=progress)
+    except KeyboardInterrupt:
+        click.echo("interrupted: files already ingested are kept; run the same command again to finish", err=True)
+        sys.exit(130)
     data = report.to_dict()
     if as_json:
         echo_json(data)
@@ -90,15 +94,22 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
 
 
 def _run(events: Any, as_json: bool) -> None:
-    from retrac_local.agent.events import RunFinished
+    from retrac_local.agent.events import RunFinished, RunStarted
     from retrac_local.cli.render import echo_json, render_event
 
-    result = None
-    for event in events:
-        if isinstance(event, RunFinished):
-            result = event.result
-        if not as_json:
-            render_event(event)
+    result, run_id = None, None
+    try:
+        for event in events:
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
+            if isinstance(event, RunFinished):
+                result = event.result
+            if not as_json:
+                render_event(event)
+    except KeyboardInterrupt:
+        where = f"; continue it with `retrac resume {run_id}`" if run_id else ""
+        click.echo(f"interrupted: every finished round is saved{where}", err=True)
+        sys.exit(130)
     if as_json and result is not None:
         echo_json(result.to_dict())
     if result is not None and str(result.status) == "failed":
