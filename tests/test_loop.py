@@ -154,3 +154,18 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
 def test_unknown_run_id(settings: Settings, orrin: MemoryCorpus) -> None:
     with pytest.raises(RunNotFoundError, match="runs list"):
         list(make_agent(settings, orrin, ScriptedLLM()).resume("nope"))
+
+
+def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(settings: Settings, orrin: MemoryCorpus) -> None:
+    def crash(messages, schema):
+        raise KeyboardInterrupt
+
+    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(
+        facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), crash)
+    events = make_agent(settings, orrin, llm).ask(Q)
+    started = next(events)
+    with pytest.raises(KeyboardInterrupt):
+        list(events)
+    llm2 = ScriptedLLM().enqueue(final("1849", "E1"))
+    result = list(make_agent(settings, orrin, llm2).resume(started.run_id))[-1].result
+    assert result.status == RunStatus.ANSWERED and result.stop_reason == "answered" and len(llm2.calls) == 1

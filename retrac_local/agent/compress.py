@@ -37,7 +37,7 @@ class CompressionOutcome:
     attempts: list[dict[str, Any]] = field(default_factory=list)  # per attempt: problems found
     rejected: list[str] = field(default_factory=list)  # evidence the code refused, with reasons
     failed: bool = False  # no attempt produced a usable update
-    steps_cut: int = 0
+    sentences_left_out: int = 0  # sentences of the round's texts not shown to the compressor
 
 
 def apply_update(
@@ -125,7 +125,7 @@ def compress(
     state_max_tokens: int,
     relevance: Relevance | None = None,
 ) -> CompressionOutcome:
-    trajectory, cut, sentences = render_for_compression(record, prev.question, max_sentences, relevance)
+    trajectory, left_out, sentences = render_for_compression(record, prev.question, max_sentences, relevance)
     schema = state_update_schema(bool(sentences), [e.id for e in prev.evidence])
     messages: list[Message] = [
         {"role": "system", "content": prompts.render("compressor_system")},
@@ -161,13 +161,13 @@ def compress(
             "failures": _dedupe([*prev.failures, *failures,
                                  f"round {record.iteration}: compression failed ({attempts[-1]['problems'][0][:120]})"])[-MAX_FAILURES:],
         })
-        return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, steps_cut=cut)
+        return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
     state, problems = best
     state = bound_size(state, state_max_tokens, compressor.count_tokens)
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
     rejected = [p for p in problems if not p.startswith("drift:")]
-    return CompressionOutcome(state, diff, attempts, rejected=rejected, steps_cut=cut)
+    return CompressionOutcome(state, diff, attempts, rejected=rejected, sentences_left_out=left_out)
 
 
 def bound_size(state: ResearchState, max_tokens: int, count_tokens: Callable[[str], int]) -> ResearchState:

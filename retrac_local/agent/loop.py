@@ -85,6 +85,10 @@ class ResearchAgent:
         state = ResearchState.model_validate(rounds[-1]["state"] if rounds else run["initial_state"])
         prior = sum(r["stats"].get("seconds", 0.0) for r in rounds)
         yield RunStarted(run_id, run["question"], resumed_at_round=state.iteration + 1)
+        stopped = rounds[-1]["stats"].get("stop_reason") if rounds else None
+        if stopped:  # it had converged; only the final answer was missing
+            yield RunFinished(self._finalize(run_id, state, stopped, prior))
+            return
         yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
 
     # -- the loop --------------------------------------------------------------------------------
@@ -115,20 +119,20 @@ class ResearchAgent:
                 outcome.diff.answer_after = new_state.answer
             calls = self.meter.drain()
             state_tokens = self.compressor.count_tokens(new_state.render())
+            reason = converged(state, new_state, outcome.diff, record.end_reason == "finish")
             stats: dict[str, Any] = {
                 "seconds": round(time.perf_counter() - round_start, 3), "tool_calls": record.tool_calls,
                 "end_reason": record.end_reason, "llm_calls": len(calls),
                 "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
                 "completion_tokens": sum(c["completion_tokens"] for c in calls),
-                "state_tokens": state_tokens, "steps_cut": outcome.steps_cut,
+                "state_tokens": state_tokens, "sentences_left_out": outcome.sentences_left_out,
                 "compression_attempts": outcome.attempts, "rejected": outcome.rejected,
-                "compression_failed": outcome.failed,
+                "compression_failed": outcome.failed, "stop_reason": reason,
             }
             self.store.save_round(run_id, iteration, new_state.model_dump(), record.to_dict(),
                                   outcome.diff.model_dump(), stats, calls)
             yield RoundCompressed(iteration, record.tool_calls, record.end_reason, outcome.diff.summary(),
                                   new_state.answer, len(new_state.evidence), state_tokens, outcome.failed)
-            reason = converged(state, new_state, outcome.diff, record.end_reason == "finish")
             state = new_state
             if reason:
                 stop_reason = reason
