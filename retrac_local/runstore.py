@@ -104,32 +104,30 @@ class RunStore:
     def save_round(self, run_id: str, iteration: int, state: dict[str, Any], trajectory: dict[str, Any],
                    diff: dict[str, Any], stats: dict[str, Any], calls: list[dict[str, Any]]) -> None:
         now = time.time()
-        first_seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
         statements: list[tuple[str, tuple[Any, ...]]] = [(
             "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
             (run_id, iteration, json.dumps(state), json.dumps(trajectory), json.dumps(diff), json.dumps(stats), now),
         )]
-        statements += [(
-            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, first_seq + n, c["iteration"], c["role"], c["purpose"], c["prompt_tokens"],
-             c["completion_tokens"], c["cached_tokens"], c["seconds"]),
-        ) for n, c in enumerate(calls, start=1)]
+        statements += self._call_rows(run_id, calls)
         statements.append(("UPDATE runs SET updated = ? WHERE run_id = ?", (now, run_id)))
         self._write(statements)
 
     def finish_run(self, run_id: str, status: str, answer: str | None, result: dict[str, Any],
                    calls: list[dict[str, Any]]) -> None:
-        first_seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
-        statements: list[tuple[str, tuple[Any, ...]]] = [(
-            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, first_seq + n, c["iteration"], c["role"], c["purpose"], c["prompt_tokens"],
-             c["completion_tokens"], c["cached_tokens"], c["seconds"]),
-        ) for n, c in enumerate(calls, start=1)]
+        statements = self._call_rows(run_id, calls)
         statements.append((
             "UPDATE runs SET status = ?, answer = ?, result = ?, updated = ? WHERE run_id = ?",
             (status, answer, json.dumps(result), time.time(), run_id),
         ))
         self._write(statements)
+
+    def _call_rows(self, run_id: str, calls: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
+        first_seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
+        return [(
+            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, first_seq + n, c["iteration"], c["role"], c["purpose"], c["prompt_tokens"],
+             c["completion_tokens"], c["cached_tokens"], c["seconds"]),
+        ) for n, c in enumerate(calls, start=1)]
 
     # -- reading -------------------------------------------------------------------------------
     def run(self, run_id: str) -> dict[str, Any]:
