@@ -32,7 +32,10 @@ WHEELHOUSE := $(CACHE_DIR)/wheelhouse/$(LLAMA_FLAVOR)
 DEMO_HOME ?= $(CURDIR)/.retrac-demo
 DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpora/demo/questions.jsonl').readline())['question'])")
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel
+EVAL_DIR ?= $(CURDIR)/../shared/eval
+BENCH_DIR ?= $(CURDIR)/bench-out
+
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -78,6 +81,10 @@ test: setup  ## all tests: the fast tier, then the slow tier with the real model
 
 test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; seconds)
 	$(PY) -m pytest -q -m "not slow"
+
+bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on HotpotQA dev (writes bench-out/retrieval)
+	$(PY) -m retrac_local.bench.retrieval --corpus $(EVAL_DIR)/corpus.jsonl \
+		--questions $(EVAL_DIR)/hotpotqa_dev.jsonl --out $(BENCH_DIR)/retrieval
 
 lint:  ## ruff and mypy
 	$(VENV)/bin/ruff check retrac_local tests models

@@ -50,7 +50,8 @@ class Retrac:
     def corpus(self) -> CorpusStore:
         r = self.settings.retrieval
         return CorpusStore(self.settings.corpus_dir / "lance", self._make_embedder, method=r.method,
-                           depth=r.depth, rrf_k=r.rrf_k)
+                           depth=r.depth, rrf_k=r.rrf_k, vector_index_min_rows=r.vector_index_min_rows,
+                           nprobes=r.nprobes, refine_factor=r.refine_factor)
 
     @cached_property
     def runs(self) -> RunStore:

@@ -69,6 +69,11 @@ class RetrievalSettings(Section):
     method: Literal["hybrid", "bm25", "vector"] = Field("hybrid", description="retriever")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     depth: int = Field(20, ge=1, description="candidates taken from each side before fusion")
+    vector_index_min_rows: int = Field(
+        10_000, ge=0, description="build an IVF-PQ vector index once the corpus has this many chunks (below: exact scan)"
+    )
+    nprobes: int = Field(20, ge=1, description="IVF partitions searched per vector query")
+    refine_factor: int = Field(5, ge=1, description="IVF-PQ candidates re-ranked by exact distance, as a multiple of the depth")
     chunk_words: int = Field(120, ge=20, description="target chunk length in words")
     chunk_overlap_words: int = Field(20, ge=0, description="words shared by consecutive chunks")
     hit_words: int = Field(80, ge=10, description="words of a hit's text shown to the agent")

@@ -47,6 +47,9 @@ def test_ingest_search_and_incremental_json(runner: CliRunner, folder: Path, tmp
     assert "damaged or unsupported PDF" in first["failed"][0]["error"]
     again = json.loads(invoke(runner, "ingest", str(folder), "--json").stdout)
     assert again["documents_added"] == 0 and again["documents_skipped"] == 2
+    stats = json.loads(invoke(runner, "corpus", "stats", "--json").stdout)
+    assert (stats["documents"], stats["chunks"]) == (2, 2) and stats["size_bytes"] > 0
+    assert stats["vector_index"] == "flat (exact)"
 
     hits = json.loads(invoke(runner, "search", "who founded the Gull Line", "-k", "1", "--json").stdout)
     assert len(hits) == 1
@@ -65,6 +68,7 @@ def test_ingest_search_and_incremental_json(runner: CliRunner, folder: Path, tmp
 
 def test_ask_needs_a_corpus(runner: CliRunner) -> None:
     assert "is empty; run `retrac ingest" in one_line_error(invoke(runner, "ask", "anything?"))
+    assert "no corpus in" in one_line_error(invoke(runner, "corpus", "stats"))
 
 
 def test_ask_names_a_missing_or_broken_model(runner: CliRunner, folder: Path, tmp_path: Path,

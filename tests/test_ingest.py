@@ -148,3 +148,18 @@ def test_store_refuses_another_embedder(isolated_home: Path, docs: Path) -> None
     store = CorpusStore(isolated_home / "corpus" / "lance", lambda: other)
     with pytest.raises(CorpusError, match="embedded with hashing:256"):
         store.search("Gull Line", method="vector")
+
+
+def test_vector_index_is_built_past_the_threshold(isolated_home: Path, tmp_path: Path) -> None:
+    records = tmp_path / "many.jsonl"
+    topics = ["lighthouse", "ferry", "bridge", "puffin", "railway", "museum", "college", "festival"]
+    with records.open("w") as f:
+        for i in range(600):
+            topic = topics[i % len(topics)]
+            f.write(json.dumps({"doc_id": f"d{i}", "title": f"{topic} {i}", "text": f"Record {i} is about the {topic} number {i}."}) + "\n")
+    embedder = HashingEmbedder()
+    store = CorpusStore(isolated_home / "corpus" / "lance", lambda: embedder, vector_index_min_rows=500)
+    Ingester(store, chunk_words=40, overlap_words=5).run([records])
+    assert store.vector_index_kind() == "IvfPq"
+    hits = store.search("Record 123 is about the museum number 123", k=5, method="vector")
+    assert "d123" in [h.chunk.doc_id for h in hits]

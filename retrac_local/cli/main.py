@@ -181,6 +181,31 @@ def runs_show(run_id: str, as_json: bool) -> None:
             click.echo(f"  [{e['id']}] ({e['source']}, {e['verified']}) {e['fact']}")
 
 
+@cli.group(cls=Group)
+def corpus() -> None:
+    """The document store."""
+
+
+@corpus.command("stats")
+@click.option("--json", "as_json", is_flag=True)
+def corpus_stats(as_json: bool) -> None:
+    """Documents, chunks, size on disk and indexes of the corpus."""
+    from retrac_local.cli.render import echo_json
+
+    app = make_app()
+    store = app.corpus
+    if not store.exists():
+        raise click.ClickException(f"no corpus in {app.settings.corpus_dir}; run `retrac ingest PATH…` first")
+    documents, chunks = store.count()
+    data = {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes(),
+            "vector_index": store.vector_index_kind(), "path": str(store.path)}
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"{documents} documents, {chunks} chunks, {data['size_bytes'] / 1e6:.1f} MB on disk "
+               f"({data['vector_index']} vector search) in {store.path}")
+
+
 @cli.command()
 @click.option("--json", "as_json", is_flag=True)
 def models(as_json: bool) -> None:

@@ -62,9 +62,11 @@ class CorpusStore:
     """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
 
     def __init__(self, path: Path, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
-                 depth: int = 20, rrf_k: int = 60) -> None:
+                 depth: int = 20, rrf_k: int = 60, vector_index_min_rows: int = 10_000, nprobes: int = 20,
+                 refine_factor: int = 5) -> None:
         self.path = path
         self.method, self.depth, self.rrf_k = method, depth, rrf_k
+        self.vector_index_min_rows, self.nprobes, self.refine_factor = vector_index_min_rows, nprobes, refine_factor
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._db: Any = None
@@ -138,12 +140,28 @@ class CorpusStore:
             self.table().delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
 
     def finish_writes(self) -> None:
-        """Build the full-text index if missing, fold new rows into it, and compact table versions."""
+        """Build the indexes that are missing, fold new rows into them, and compact table versions.
+
+        The full-text index is always built. The vector index (IVF-PQ) is built once the table has
+        `vector_index_min_rows` rows: below that a flat scan is fast and exact."""
         table = self.table()
-        if not any(ix.index_type == "FTS" for ix in table.list_indices()):
-            fts = require("lancedb.index", purpose="the corpus store").FTS
-            table.create_index("text", config=fts())
+        indexed = {column for ix in table.list_indices() for column in ix.columns}
+        index = require("lancedb.index", purpose="the corpus store")
+        if "text" not in indexed:
+            table.create_index("text", config=index.FTS())
+        rows = table.count_rows()
+        if "vector" not in indexed and rows >= self.vector_index_min_rows:
+            dim = self.embedder.dim
+            table.create_index(
+                "vector",
+                config=index.IvfPq(distance_type="cosine", num_partitions=max(1, int(rows ** 0.5)),
+                                   num_sub_vectors=dim // 8 if dim % 8 == 0 else dim // 4),
+            )
         table.optimize()
+
+    def vector_index_kind(self) -> str:
+        kinds = [ix.index_type for ix in self.table().list_indices() if "vector" in ix.columns]
+        return kinds[0] if kinds else "flat (exact)"
 
     # -- reading -------------------------------------------------------------------------------
     def count(self) -> tuple[int, int]:
@@ -175,8 +193,9 @@ class CorpusStore:
 
     def search(
         self, query: str, k: int = 5, method: Method | None = None, depth: int | None = None,
-        rrf_k: int | None = None, dedupe_documents: bool = True,
+        rrf_k: int | None = None, dedupe_documents: bool = True, query_vector: Any = None,
     ) -> list[Hit]:
+        """`query_vector` skips embedding the query (callers that embed many queries at once)."""
         if not query.strip():
             return []
         method = method or self.method
@@ -188,11 +207,11 @@ class CorpusStore:
         if method in ("bm25", "hybrid"):
             ranked["bm25"] = self._bm25(table, query, depth)
         if method in ("vector", "hybrid"):
-            vector = self.embedder.embed([query])[0]
-            ranked["vector"] = (
-                table.search(vector.tolist(), query_type="vector").metric("cosine")
-                .select([*_COLUMNS, "_distance"]).limit(depth).to_list()
-            )
+            vector = self.embedder.embed([query])[0] if query_vector is None else query_vector
+            search = table.search(vector.tolist(), query_type="vector").distance_type("cosine")
+            # With IVF-PQ: probe enough partitions, then re-rank candidates by their exact vectors.
+            search = search.nprobes(self.nprobes).refine_factor(self.refine_factor)
+            ranked["vector"] = search.select([*_COLUMNS, "_distance"]).limit(depth).to_list()
         fused: dict[str, Hit] = {}
         for name, rows in ranked.items():
             for rank, row in enumerate(rows, start=1):

@@ -1,0 +1,1 @@
+"""Benchmarks: they measure and write figures (JSON and Markdown); they are not tests."""
