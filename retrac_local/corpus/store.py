@@ -105,13 +105,17 @@ class CorpusStore:
             db = self._connect()
             if self._has_table():
                 self._table = db.open_table(TABLE)
+                if "fts_text" not in self._table.schema.names:  # stores written before titles were searchable
+                    self._table.add_columns({"fts_text": "concat(title, ' ', text)"})
+                    self.finish_writes()
             elif create:
                 pa = require("pyarrow", purpose="the corpus store")
                 dim = self.embedder.dim
                 schema = pa.schema([
                     ("chunk_id", pa.string()), ("doc_id", pa.string()), ("title", pa.string()),
                     ("source", pa.string()), ("chunk_index", pa.int32()), ("start", pa.int64()),
-                    ("end", pa.int64()), ("text", pa.string()), ("vector", pa.list_(pa.float32(), dim)),
+                    ("end", pa.int64()), ("text", pa.string()), ("fts_text", pa.string()),
+                    ("vector", pa.list_(pa.float32(), dim)),
                 ])
                 self._table = db.create_table(TABLE, schema=schema)
                 (self.path / META_FILE).write_text(json.dumps({"embedder": self.embedder.name, "dim": dim}))
@@ -132,7 +136,9 @@ class CorpusStore:
         if doc_ids:
             table.delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
         if chunks:
-            rows = [dict(asdict(c), vector=vectors[i].tolist()) for i, c in enumerate(chunks)]
+            # Full-text search reads the title with the text: titles name the entities questions ask about.
+            rows = [dict(asdict(c), fts_text=f"{c.title} {c.text}", vector=vectors[i].tolist())
+                    for i, c in enumerate(chunks)]
             table.add(rows)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
@@ -147,8 +153,10 @@ class CorpusStore:
         table = self.table()
         indexed = {column for ix in table.list_indices() for column in ix.columns}
         index = require("lancedb.index", purpose="the corpus store")
-        if "text" not in indexed:
-            table.create_index("text", config=index.FTS())
+        if "fts_text" not in indexed:
+            table.create_index("fts_text", config=index.FTS())
+        if "chunk_id" not in indexed:
+            table.create_index("chunk_id", config=index.BTree())
         rows = table.count_rows()
         if "vector" not in indexed and rows >= self.vector_index_min_rows:
             dim = self.embedder.dim
@@ -232,7 +240,8 @@ class CorpusStore:
         if not terms:
             return []
         try:
-            return table.search(terms, query_type="fts").select([*_COLUMNS, "_score"]).limit(depth).to_list()
+            return (table.search(terms, query_type="fts", fts_columns="fts_text")
+                    .select([*_COLUMNS, "_score"]).limit(depth).to_list())
         except (ValueError, RuntimeError) as e:
             if "index" in str(e).lower():
                 raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e
