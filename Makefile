@@ -35,7 +35,7 @@ DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpor
 EVAL_DIR ?= $(CURDIR)/../shared/eval
 BENCH_DIR ?= $(CURDIR)/bench-out
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -85,6 +85,10 @@ test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; 
 bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on HotpotQA dev (writes bench-out/retrieval)
 	$(PY) -m retrac_local.bench.retrieval --corpus $(EVAL_DIR)/corpus.jsonl \
 		--questions $(EVAL_DIR)/hotpotqa_dev.jsonl --out $(BENCH_DIR)/retrieval
+
+SCALE_ROWS ?= 1000000
+bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)
+	$(PY) -m retrac_local.bench.scale --rows $(SCALE_ROWS) --out $(BENCH_DIR)/scale
 
 lint:  ## ruff and mypy
 	$(VENV)/bin/ruff check retrac_local tests models

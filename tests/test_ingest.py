@@ -163,3 +163,15 @@ def test_vector_index_is_built_past_the_threshold(isolated_home: Path, tmp_path:
     assert store.vector_index_kind() == "IvfPq"
     hits = store.search("Record 123 is about the museum number 123", k=5, method="vector")
     assert "d123" in [h.chunk.doc_id for h in hits]
+
+
+def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: Path) -> None:
+    events: list[tuple[str, dict]] = []
+    report = Ingester(make_store(isolated_home), chunk_words=40, overlap_words=5,
+                      progress=lambda event, data: events.append((event, data))).run([docs])
+    start = events[0]
+    assert start[0] == "start" and start[1]["files"] == 7
+    assert start[1]["bytes"] == sum(p.stat().st_size for p in docs.iterdir() if p.suffix != ".png")
+    last = events[-1][1]
+    assert last["bytes_done"] == start[1]["bytes"]
+    assert last["chunks"] == report.chunks and last["documents"] == report.documents_added

@@ -1,4 +1,4 @@
-"""A progress display for ingestion (files, chunks, rate), on stderr so that --json stays clean."""
+"""A progress display for ingestion (bytes read, documents, chunks, rate, ETA), on stderr so that --json stays clean."""
 
 from __future__ import annotations
 
@@ -16,21 +16,22 @@ def ingest_progress(enabled: bool = True) -> Iterator[ProgressFn]:
         yield lambda event, data: None
         return
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
-    columns = [TextColumn("ingest"), BarColumn(), MofNCompleteColumn(), TextColumn("files"),
-               TextColumn("{task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"), TimeRemainingColumn()]
+    columns = [TextColumn("ingest"), BarColumn(), TaskProgressColumn(),
+               TextColumn("{task.fields[documents]} documents, {task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"),
+               TextColumn("ETA"), TimeRemainingColumn()]
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task("ingest", total=None, chunks=0, rate="-")
+        task = bar.add_task("ingest", total=None, documents=0, chunks=0, rate="-")
         start = time.perf_counter()
 
         def update(event: str, data: dict[str, Any]) -> None:
-            elapsed = max(time.perf_counter() - start, 1e-6)
-            if event == "start":
-                bar.update(task, total=data["files"])
-            elif event in ("file", "chunks"):
-                rate = f"{data['chunks'] / elapsed:.0f}"
-                bar.update(task, advance=1 if event == "file" else 0, chunks=data["chunks"], rate=rate)
+            if event == "start":  # progress is measured in bytes of input read
+                bar.update(task, total=max(data["bytes"], 1))
+            elif event == "progress":
+                rate = f"{data['chunks'] / max(time.perf_counter() - start, 1e-6):.0f}"
+                bar.update(task, completed=data["bytes_done"], documents=data["documents"], chunks=data["chunks"],
+                           rate=rate)
 
         yield update

@@ -102,6 +102,13 @@ class Manifest:
         self.db.close()
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
     """Files to ingest: named files as they are, folders walked (sorted) for supported types."""
     for path in paths:
@@ -123,15 +130,19 @@ class Ingester:
         self.overlap_words = overlap_words
         self.progress = progress or (lambda event, data: None)
         self.manifest = Manifest(store.path.parent / "manifest.sqlite")
+        self._bytes_before = 0  # bytes of the files finished so far, for progress
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
         report = IngestReport()
         start = time.perf_counter()
         files = list(expand(paths, report))
-        self.progress("start", {"files": len(files)})
-        for path in files:
+        sizes = [_size(p) for p in files]
+        self.progress("start", {"files": len(files), "bytes": sum(sizes)})
+        self._bytes_before = 0
+        for path, size in zip(files, sizes, strict=True):
             self._ingest_file(path.resolve(), report)
-            self.progress("file", {"path": str(path), "chunks": report.chunks})
+            self._bytes_before += size
+            self._report_progress(report, 0)
         if prune:
             self._prune(report)
         if self.store.exists():
@@ -180,7 +191,9 @@ class Ingester:
             batch.extend(self._chunks(doc, doc_id))
             if len(batch) >= BATCH_CHUNKS:
                 chunks_total += self._write(batch_docs, batch)
-                self.progress("chunks", {"path": key, "chunks": report.chunks + chunks_total})
+                done = IngestReport(documents_added=report.documents_added + len(doc_ids),
+                                    documents_skipped=report.documents_skipped, chunks=report.chunks + chunks_total)
+                self._report_progress(done, doc.end_offset or 0)
                 batch, batch_docs = [], []
         chunks_total += self._write(batch_docs, batch)
         if not doc_ids:
@@ -194,6 +207,10 @@ class Ingester:
         report.documents_added += len(doc_ids)
         report.documents_removed += len(gone)
         report.chunks += chunks_total
+
+    def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
+        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "chunks": report.chunks,
+                                   "documents": report.documents_added + report.documents_skipped})
 
     def _doc_id(self, doc: Document, path: Path, taken: list[str]) -> str | None:
         if doc.doc_id is not None:  # records bring their own ids (evaluation data depends on them)

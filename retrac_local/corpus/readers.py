@@ -33,6 +33,7 @@ class Document:
     text: str
     source: str
     problems: list[str] = field(default_factory=list)  # per-record failures inside a JSONL file
+    end_offset: int | None = None  # bytes of the file read once this record is parsed (for progress)
 
 
 def decode(data: bytes, path: Path) -> str:
@@ -103,8 +104,10 @@ def read_pdf(path: Path) -> Document:
 def read_jsonl(path: Path) -> Iterator[Document]:
     """Records `{"doc_id", "title", "text"}`; a bad line is reported in `problems`, the rest go in."""
     problems: list[str] = []
+    offset = 0
     with path.open("rb") as f:
         for number, raw in enumerate(f, start=1):
+            offset += len(raw)
             if not raw.strip():
                 continue
             try:
@@ -121,6 +124,7 @@ def read_jsonl(path: Path) -> Iterator[Document]:
                 str(record.get("title") or doc_id or f"{path.stem} line {number}"),
                 record["text"],
                 f"{path}:{number}",
+                end_offset=offset,
             )
     if problems:
         yield Document(None, "", "", str(path), problems=problems)
