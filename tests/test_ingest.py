@@ -170,7 +170,7 @@ def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: P
     report = Ingester(make_store(isolated_home), chunk_words=40, overlap_words=5,
                       progress=lambda event, data: events.append((event, data))).run([docs])
     start = events[0]
-    assert start[0] == "start" and start[1]["files"] == 7
+    assert start[0] == "start" and start[1]["files"] == 6  # the .png is not a document
     assert start[1]["bytes"] == sum(p.stat().st_size for p in docs.iterdir() if p.suffix != ".png")
     last = events[-1][1]
     assert last["bytes_done"] == start[1]["bytes"]
