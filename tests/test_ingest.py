@@ -175,3 +175,15 @@ def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: P
     last = events[-1][1]
     assert last["bytes_done"] == start[1]["bytes"]
     assert last["chunks"] == report.chunks and last["documents"] == report.documents_added
+
+
+def test_a_reranker_reorders_the_fused_candidates(isolated_home: Path, docs: Path) -> None:
+    ingest(isolated_home, docs)
+
+    class PreferBridge:
+        def rerank(self, query, hits):
+            return sorted(hits, key=lambda h: h.chunk.doc_id != "bridge")
+
+    embedder = HashingEmbedder()
+    store = CorpusStore(isolated_home / "corpus" / "lance", lambda: embedder, reranker=PreferBridge())
+    assert store.search("Gull Line founded Tomas Irvane", k=2)[0].chunk.doc_id == "bridge"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from retrac_local.errors import CorpusError
 from retrac_local.lazy import require
@@ -58,13 +58,21 @@ def _quote(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+class Reranker(Protocol):
+    """Re-orders fused candidates (e.g. a cross-encoder). No model for it ships offline on PyPI today,
+    so none is configured by default; pass one to `CorpusStore(reranker=…)`."""
+
+    def rerank(self, query: str, hits: list[Hit]) -> list[Hit]: ...
+
+
 class CorpusStore:
     """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
 
     def __init__(self, path: Path, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
                  depth: int = 20, rrf_k: int = 60, vector_index_min_rows: int = 10_000, nprobes: int = 20,
-                 refine_factor: int = 5) -> None:
+                 refine_factor: int = 5, reranker: Reranker | None = None) -> None:
         self.path = path
+        self.reranker = reranker
         self.method, self.depth, self.rrf_k = method, depth, rrf_k
         self.vector_index_min_rows, self.nprobes, self.refine_factor = vector_index_min_rows, nprobes, refine_factor
         self._embedder_factory = embedder_factory
@@ -227,6 +235,8 @@ class CorpusStore:
                 hit.score += 1.0 / (rrf_k + rank) if method == "hybrid" else _single_score(name, row)
                 hit.ranks[name] = rank
         hits = sorted(fused.values(), key=lambda h: h.score, reverse=True)
+        if self.reranker is not None:
+            hits = self.reranker.rerank(query, hits)
         if dedupe_documents:
             best: dict[str, Hit] = {}
             for h in hits:
