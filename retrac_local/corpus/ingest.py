@@ -142,7 +142,7 @@ class Ingester:
         for path, size in zip(files, sizes, strict=True):
             self._ingest_file(path.resolve(), report)
             self._bytes_before += size
-            self._report_progress(report, 0)
+            self._report_progress(report.documents_added + report.documents_skipped, report.chunks, 0)
         if prune:
             self._prune(report)
         if self.store.exists():
@@ -174,6 +174,7 @@ class Ingester:
             report.failed.append({"path": key, "error": f"cannot parse: {type(e).__name__}: {e}"})
             return
         doc_ids: list[str] = []
+        taken: set[str] = set()
         batch: list[Chunk] = []
         batch_docs: list[str] = []
         chunks_total = 0
@@ -182,25 +183,25 @@ class Ingester:
                 report.failed.append({"path": key, "error": problem})
             if not doc.text.strip():
                 continue
-            doc_id = self._doc_id(doc, path, doc_ids)
+            doc_id = self._doc_id(doc, path, taken)
             if doc_id is None:
                 report.failed.append({"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"})
                 continue
             doc_ids.append(doc_id)
+            taken.add(doc_id)
             batch_docs.append(doc_id)
             batch.extend(self._chunks(doc, doc_id))
             if len(batch) >= BATCH_CHUNKS:
                 chunks_total += self._write(batch_docs, batch)
-                done = IngestReport(documents_added=report.documents_added + len(doc_ids),
-                                    documents_skipped=report.documents_skipped, chunks=report.chunks + chunks_total)
-                self._report_progress(done, doc.end_offset or 0)
+                self._report_progress(report.documents_added + report.documents_skipped + len(doc_ids),
+                                      report.chunks + chunks_total, doc.end_offset or 0)
                 batch, batch_docs = [], []
         chunks_total += self._write(batch_docs, batch)
         if not doc_ids:
             if not any(d.problems for d in documents):
                 report.failed.append({"path": key, "error": "no text in this file"})
             return
-        gone = [d for d in old_doc_ids if d not in set(doc_ids)]
+        gone = [d for d in old_doc_ids if d not in taken]
         self.store.delete_documents(gone)
         self.manifest.record(key, sha, doc_ids, chunks_total)
         report.files_added += 1
@@ -208,11 +209,11 @@ class Ingester:
         report.documents_removed += len(gone)
         report.chunks += chunks_total
 
-    def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
-        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "chunks": report.chunks,
-                                   "documents": report.documents_added + report.documents_skipped})
+    def _report_progress(self, documents: int, chunks: int, bytes_into_file: int) -> None:
+        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "chunks": chunks,
+                                   "documents": documents})
 
-    def _doc_id(self, doc: Document, path: Path, taken: list[str]) -> str | None:
+    def _doc_id(self, doc: Document, path: Path, taken: set[str]) -> str | None:
         if doc.doc_id is not None:  # records bring their own ids (evaluation data depends on them)
             owner = self.manifest.owner(doc.doc_id)
             if doc.doc_id in taken or (owner is not None and owner != str(path)):
