@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 DIM = 384
-SETTINGS = [(20, 5), (20, 20), (50, 20), (50, 50), (100, 50)]  # (nprobes, refine_factor)
+SETTINGS = [(20, 5), (20, 20), (20, 50), (50, 20), (50, 50), (100, 50)]  # (nprobes, refine_factor)
 WORDS = np.array(["archive", "harbour", "engineer", "bridge", "light", "ferry", "island", "museum", "survey", "railway", "college", "festival", "granite", "keeper", "storm", "puffin", "quay", "sound", "tower", "lens", "record", "council", "permit", "station"])
 
 
