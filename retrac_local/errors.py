@@ -46,14 +46,6 @@ class StructuredOutputError(RetracError):
         self.usage = usage  # the tokens spent on the failed output still count
 
 
-class RetriesExhaustedError(RetracError):
-    """Validation kept failing after the allowed re-asks; carries every attempt's errors."""
-
-    def __init__(self, message: str, *, attempts: list[dict[str, Any]]) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-
-
 class ContextOverflowError(RetracError):
     """A prompt plus its output budget does not fit the model's context window."""
 

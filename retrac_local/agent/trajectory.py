@@ -42,9 +42,6 @@ class RoundRecord:
     def tool_calls(self) -> int:
         return sum(1 for s in self.steps if s.tool in ("search", "open"))
 
-    def chunks(self) -> dict[str, Chunk]:
-        return {c.chunk_id: c for s in self.steps for c in s.chunks}
-
     def to_dict(self) -> dict[str, Any]:
         return {"iteration": self.iteration, "end_reason": self.end_reason, "finish_answer": self.finish_answer,
                 "steps": [s.to_dict() for s in self.steps]}
