@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from retrac_local import interrupt
 from retrac_local.agent import prompts
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
@@ -100,6 +101,7 @@ class ResearchAgent:
             if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
                 stop_reason = "budget-time"
                 break
+            interrupt.check()
             round_start = time.perf_counter()
             self.meter.iteration = iteration
             record = RoundRecord(iteration)
@@ -180,6 +182,7 @@ class ResearchAgent:
                 return
             argument = call.query if call.tool == "search" else call.id
             observation = self._use_tool(call, seen_queries)
+            interrupt.check()
             resample = RESAMPLE_TEMPERATURE if observation.error == "repeated query" else None
             step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
                         error=observation.error, chunks=observation.chunks)

@@ -96,16 +96,18 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
 def _run(events: Any, as_json: bool) -> None:
     from retrac_local.agent.events import RunFinished, RunStarted
     from retrac_local.cli.render import echo_json, render_event
+    from retrac_local.interrupt import graceful_sigint
 
     result, run_id = None, None
     try:
-        for event in events:
-            if isinstance(event, RunStarted):
-                run_id = event.run_id
-            if isinstance(event, RunFinished):
-                result = event.result
-            if not as_json:
-                render_event(event)
+        with graceful_sigint():  # Ctrl-C stops at the next safe point (see retrac_local/interrupt.py)
+            for event in events:
+                if isinstance(event, RunStarted):
+                    run_id = event.run_id
+                if isinstance(event, RunFinished):
+                    result = event.result
+                if not as_json:
+                    render_event(event)
     except KeyboardInterrupt:
         where = f"; continue it with `retrac resume {run_id}`" if run_id else ""
         click.echo(f"interrupted: every finished round is saved{where}", err=True)

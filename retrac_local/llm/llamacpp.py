@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from retrac_local import interrupt
 from retrac_local.errors import ContextOverflowError, ModelError
 from retrac_local.lazy import require
 from retrac_local.llm.base import Generation, Message, Usage, parse_structured
@@ -126,9 +127,12 @@ class LlamaCppLLM:
                 n_ctx=self.n_ctx,
             )
         cached = _common_prefix(list(llama._input_ids), tokens)
-        kwargs: dict[str, Any] = {}
+        llama_cpp = require("llama_cpp", purpose="running GGUF models")
+        kwargs: dict[str, Any] = {
+            # A requested stop (Ctrl-C) ends the generation at the next token.
+            "stopping_criteria": llama_cpp.StoppingCriteriaList([lambda ids, logits: interrupt.stop_requested()]),
+        }
         if schema is not None:
-            llama_cpp = require("llama_cpp", purpose="running GGUF models")
             kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([constrainer.processor(schema)])
         start = time.perf_counter()
         self._calls += 1
@@ -142,6 +146,7 @@ class LlamaCppLLM:
             **kwargs,
         )
         seconds = time.perf_counter() - start
+        interrupt.check()
         choice = completion["choices"][0]
         usage = Usage(
             prompt_tokens=len(tokens),
