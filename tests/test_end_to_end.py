@@ -65,7 +65,7 @@ def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) 
 
 
 def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path) -> None:
-    """`retrac ask` is stopped with Ctrl-C during its first round, then `retrac resume` finishes it."""
+    """`retrac ask` is stopped with Ctrl-C once its first round is saved, then `retrac resume` finishes it."""
     question = demo_questions()[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
     env |= {"RETRAC_HOME": str(demo_home), "PYTHONUNBUFFERED": "1", "RETRAC_BUDGET__MAX_ROUNDS": "2"}
@@ -73,7 +73,7 @@ def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path)
                            stderr=subprocess.PIPE, text=True)
     assert ask.stdout is not None and ask.stderr is not None
     for line in ask.stdout:
-        if "round 1 ·" in line:  # the first tool call is done; the next model call is running
+        if line.startswith("round 1:"):  # round 1 is saved; the next model call is running
             ask.send_signal(signal.SIGINT)
             break
     assert ask.wait(timeout=300) == 130

@@ -169,3 +169,16 @@ def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(sett
     llm2 = ScriptedLLM().enqueue(final("1849", "E1"))
     result = list(make_agent(settings, orrin, llm2).resume(started.run_id))[-1].result
     assert result.status == RunStatus.ANSWERED and result.stop_reason == "answered" and len(llm2.calls) == 1
+
+
+def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings, orrin: MemoryCorpus) -> None:
+    from retrac_local.agent.convergence import answer_supported
+    from retrac_local.state import Evidence, ResearchState
+
+    quote = "She was born on 3 May 1849 in Port Saltry."
+    state = ResearchState(question=Q, answer="1921",
+                          evidence=[Evidence(id="E1", fact="born 1849", source="a#0", quote=quote, verified="yes")])
+    assert not answer_supported(state)
+    assert answer_supported(state.model_copy(update={"answer": "1849"}))
+    assert answer_supported(state.model_copy(update={"answer": "no"}))
+    assert not answer_supported(state.model_copy(update={"answer": "1849", "evidence": []}))

@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import re
+
 from retrac_local.agent.diff import StateDiff
 from retrac_local.state import ResearchState
+from retrac_local.verify import normalise
+
+
+def answer_supported(state: ResearchState) -> bool:
+    """The answer's words occur in a verified (or partial) piece of evidence; a yes/no answer needs
+    only some verified evidence. An answer the model wrote without support does not end the run."""
+    backed = [e for e in state.evidence if e.verified in ("yes", "partial")]
+    if not state.answer or not backed:
+        return False
+    answer = normalise(state.answer).lower()
+    if answer in ("yes", "no"):
+        return True
+    words = [w for w in re.findall(r"\w+", answer) if len(w) >= 3 or w.isdigit()]
+    return any(all(w in normalise(f"{e.quote} {e.fact}").lower() for w in words) for e in backed) if words else False
 
 
 def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:
     """The reason to stop after this round, or None to go on."""
-    has_verified = any(e.verified in ("yes", "partial") for e in state.evidence)
-    if state.answer and not state.uncertainties:
+    supported = answer_supported(state)
+    if supported and not state.uncertainties:
         return "answered"
-    if planner_finished and state.answer and has_verified:
+    if planner_finished and supported:
         return "planner-finished"
     if state.next_plan and state.next_plan == prev.next_plan:
         return "plan-repeated"
