@@ -39,9 +39,8 @@ class FinishArgs(Strict):
 @dataclass
 class Observation:
     text: str
-    chunks: list[Chunk] = field(default_factory=list)  # every chunk shown, for citation checks
+    chunks: list[Chunk] = field(default_factory=list)  # the chunks found, for the compressor and citations
     error: str | None = None
-    new_chunk_ids: list[str] = field(default_factory=list)  # shown for the first time in this run
 
 
 def _words(text: str, limit: int) -> str:
@@ -54,8 +53,8 @@ class SearchTool:
     description = "search(query): hybrid keyword and meaning search over the documents; returns chunk ids with text"
     Args = SearchArgs
 
-    def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80) -> None:
-        self.corpus, self.k, self.hit_words = corpus, k, hit_words
+    def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80, context_window: int = 1) -> None:
+        self.corpus, self.k, self.hit_words, self.context_window = corpus, k, hit_words, context_window
 
     def __call__(self, args: SearchArgs) -> Observation:
         query = args.query.strip()
@@ -66,7 +65,13 @@ class SearchTool:
             return Observation(f'search "{query}" found nothing; try other words', error="no results")
         lines = [f'search "{query}" found {len(hits)}:']
         lines += [f"[{h.chunk.chunk_id}] {h.chunk.title}: {_words(h.chunk.text, self.hit_words)}" for h in hits]
-        return Observation("\n".join(lines), chunks=[h.chunk for h in hits])
+        # The planner sees the best chunk of each document; the compressor also gets the chunks around
+        # it, since the fact asked for is often a sentence away from the words that matched.
+        chunks = {h.chunk.chunk_id: h.chunk for h in hits}
+        for h in hits:
+            for c in self.corpus.open(h.chunk.chunk_id, window=self.context_window) if self.context_window else []:
+                chunks.setdefault(c.chunk_id, c)
+        return Observation("\n".join(lines), chunks=list(chunks.values()))
 
 
 class OpenTool:

@@ -60,7 +60,7 @@ class ResearchAgent:
         self.store = store
         r = settings.retrieval
         self.tools: dict[str, SearchTool | OpenTool] = {
-            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words),
+            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words, context_window=r.open_window),
             "open": OpenTool(corpus, window=r.open_window),
         }
         self.system_prompt = prompts.render("planner_system", tools=tool_descriptions(list(self.tools.values())))
