@@ -57,7 +57,7 @@ class BudgetSettings(Section):
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
     evidence_sentences: int = Field(
-        16, ge=1, le=60,
+        30, ge=1, le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")

@@ -87,16 +87,25 @@ def render_for_compression(
 
     to_question = score([question]) if candidates else []
     to_queries = score(queries) if candidates and queries else to_question
-    # The question counts as much as the round's searches; each text gives at most a few sentences,
-    # so that one long text cannot crowd out the one sentence another holds.
+    # The searches and the question decide which texts matter (a text's turn comes by its best
+    # sentence); within a text the question alone orders its sentences (every sentence of a text
+    # matches the search that found it by its title). Texts take turns, so that one long text cannot
+    # crowd out the one sentence another holds.
     combined = [(a + b) / 2 for a, b in zip(to_question, to_queries, strict=True)]
-    per_chunk: dict[str, int] = {}
-    ranked: list[int] = []
+    by_chunk: dict[str, list[int]] = {}
     for i in sorted(range(len(candidates)), key=lambda i: -combined[i]):
-        chunk_id = candidates[i][0].chunk_id
-        if per_chunk.get(chunk_id, 0) < MAX_SENTENCES_PER_TEXT and len(ranked) < max_sentences:
-            per_chunk[chunk_id] = per_chunk.get(chunk_id, 0) + 1
-            ranked.append(i)
+        by_chunk.setdefault(candidates[i][0].chunk_id, []).append(i)
+    # A question that asks for a year or a quantity is answered by a sentence that holds a number.
+    wants_number = bool(_ASKS_NUMBER.search(question))
+
+    def within_text(i: int) -> tuple[bool, float]:
+        return (not (wants_number and any(ch.isdigit() for ch in candidates[i][1])), -to_question[i])
+
+    queues = [sorted(q, key=within_text)[:MAX_SENTENCES_PER_TEXT] for q in by_chunk.values()]
+    ranked: list[int] = []
+    for turn in range(MAX_SENTENCES_PER_TEXT):
+        ranked += [q[turn] for q in queues if turn < len(q)]
+    ranked = ranked[:max_sentences]
     shown = [Sentence(*candidates[i]) for i in sorted(ranked)]
     head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
     body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
@@ -104,7 +113,8 @@ def render_for_compression(
 
 
 Relevance = Callable[[list[str], list[str]], list[float]]
-MAX_SENTENCES_PER_TEXT = 4
+MAX_SENTENCES_PER_TEXT = 3
+_ASKS_NUMBER = re.compile(r"\b(year|when|date|how (many|much|long|old|tall|high|far|big))\b", re.IGNORECASE)
 
 
 def _informative(sentence: str) -> bool:
