@@ -139,13 +139,15 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
 
-    llm2 = ScriptedLLM().enqueue(finish("1849"), update(answer="1849"), final("1849", "E2"))
+    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott born"), finish("1849"), update(answer="1849"), final("1849", "E2"))
     resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
+    # The search of the first sitting is remembered: repeating it is refused.
+    assert any(isinstance(e, StepTaken) and e.summary == "repeated query" for e in resumed)
     assert isinstance(resumed[0], RunStarted) and resumed[0].resumed_at_round == 2
     result = resumed[-1].result
     assert result.status == RunStatus.ANSWERED and result.rounds == 2
     assert [r["iteration"] for r in store.rounds(run_id)] == [1, 2]
-    assert result.llm_calls == 1 + len(ROUND_1) + 1 + 3  # calls of both sittings, none counted twice
+    assert result.llm_calls == 1 + len(ROUND_1) + 1 + 4  # calls of both sittings, none counted twice
     # A finished run resumes to its stored result without calling a model.
     again = list(make_agent(settings, orrin, ScriptedLLM()).resume(run_id))
     assert again[-1].result.answer == "1849"

@@ -90,13 +90,16 @@ class ResearchAgent:
         if stopped:  # it had converged; only the final answer was missing
             yield RunFinished(self._finalize(run_id, state, stopped, prior))
             return
-        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
+        searched = {_query_key(step["argument"]) for r in rounds for step in r["trajectory"]["steps"]
+                    if step["tool"] == "search"}
+        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior, seen_queries=searched)
 
     # -- the loop --------------------------------------------------------------------------------
-    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:
+    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float,
+                seen_queries: set[str] | None = None) -> Iterator[Event]:
         budget = self.settings.budget
         stop_reason = "budget-rounds"
-        seen_queries: set[str] = set()
+        seen_queries = seen_queries if seen_queries is not None else set()  # searches made in this run
         for iteration in range(state.iteration + 1, budget.max_rounds + 1):
             if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
                 stop_reason = "budget-time"
