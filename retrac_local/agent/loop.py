@@ -88,7 +88,7 @@ class ResearchAgent:
         yield RunStarted(run_id, run["question"], resumed_at_round=state.iteration + 1)
         stopped = rounds[-1]["stats"].get("stop_reason") if rounds else None
         if stopped:  # it had converged; only the final answer was missing
-            yield RunFinished(self._finalize(run_id, state, stopped, prior))
+            yield RunFinished(self._finalize(run_id, state, stopped, time.perf_counter(), prior))
             return
         searched = {_query_key(step["argument"]) for r in rounds for step in r["trajectory"]["steps"]
                     if step["tool"] == "search"}
@@ -143,7 +143,7 @@ class ResearchAgent:
                 stop_reason = reason
                 yield Converged(reason)
                 break
-        result = self._finalize(run_id, state, stop_reason, prior_seconds + time.perf_counter() - started)
+        result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
         yield RunFinished(result)
 
     def _play_round(self, state: ResearchState, record: RoundRecord, seen_queries: set[str]) -> Iterator[Event]:
@@ -225,7 +225,8 @@ class ResearchAgent:
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
-    def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, seconds: float) -> RunResult:
+    def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, started: float,
+                  prior_seconds: float) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
         answer, cited = state.answer, []
         if state.evidence or state.answer:
@@ -259,7 +260,8 @@ class ResearchAgent:
             prompt_tokens=sum(c["prompt_tokens"] for c in all_calls),
             completion_tokens=sum(c["completion_tokens"] for c in all_calls),
             peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
-            seconds=seconds, llm_seconds=sum(c["seconds"] for c in all_calls), calls=all_calls,
+            seconds=prior_seconds + time.perf_counter() - started, llm_seconds=sum(c["seconds"] for c in all_calls),
+            calls=all_calls,
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         return result
