@@ -72,7 +72,7 @@ class Retrac:
         return self._planner, self._compressor
 
     def agent(self) -> ResearchAgent:
-        if not self.corpus.exists() or self.corpus.count()[1] == 0:
+        if not self.corpus.exists() or self.corpus.table().count_rows() == 0:
             raise CorpusError(f"the corpus in {self.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
         from retrac_local.corpus.embedder import relevance_by
 

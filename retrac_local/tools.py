@@ -11,14 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+from retrac_local.state import Strict
 
 
 class SearchArgs(Strict):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import Field, create_model
 
+from retrac_local import state
 from retrac_local.tools import FinishArgs, OpenArgs, SearchArgs
 
 
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Strict(state.Strict):
     grammar_cache: ClassVar[bool] = True  # whether the compiled grammar may be pickled to disk
 
 

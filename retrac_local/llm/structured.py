@@ -14,6 +14,7 @@ import os
 import pickle
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,8 +64,6 @@ class SchemaConstrainer:
         return self._vocabulary, self._vocab_key
 
     def index_for(self, schema: type[BaseModel]) -> Any:
-        import time
-
         regex = schema_regex(schema)
         with self._lock:
             if regex in self._indexes:
