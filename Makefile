@@ -34,8 +34,12 @@ DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpor
 
 EVAL_DIR ?= $(CURDIR)/../shared/eval
 BENCH_DIR ?= $(CURDIR)/bench-out
+EVAL_HOME ?= $(BENCH_DIR)/hotpotqa-home
+EVAL_LIMIT ?= 30
+LONG_LIMIT ?= 5
+RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale eval eval-long eval-corpus
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -85,6 +89,20 @@ test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; 
 bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on HotpotQA dev (writes bench-out/retrieval)
 	$(PY) -m retrac_local.bench.retrieval --corpus $(EVAL_DIR)/corpus.jsonl \
 		--questions $(EVAL_DIR)/hotpotqa_dev.jsonl --out $(BENCH_DIR)/retrieval
+
+eval-corpus: setup
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) ingest $(EVAL_DIR)/corpus.jsonl
+
+# Hours on 2 cores: each result is written as it ends, and the same command continues where it stopped.
+eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA dev questions (bench-out/eval-hotpotqa)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
+		--out $(BENCH_DIR)/eval-hotpotqa --title "HotpotQA dev, first $(EVAL_LIMIT)"
+
+# Long horizon: 8 rounds of 3 tool calls, and no finishing before 24 tool calls, for every agent.
+eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool calls, first LONG_LIMIT questions (bench-out/eval-long)
+	RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \
+		RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
+		--limit $(LONG_LIMIT) --mode retrac,react --out $(BENCH_DIR)/eval-long --title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
 
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)

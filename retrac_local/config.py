@@ -61,6 +61,9 @@ class BudgetSettings(Section):
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
+    min_tool_calls: int = Field(
+        0, ge=0, description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)"
+    )
     compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")
 
 

@@ -45,6 +45,7 @@ class RunResult:
     seconds: float
     llm_seconds: float
     calls: list[dict[str, Any]] = field(default_factory=list)
+    retrieved: list[str] = field(default_factory=list)  # chunk ids the tools returned, first seen first
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         out = {
@@ -53,6 +54,7 @@ class RunResult:
             "stop_reason": self.stop_reason, "llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "peak_prompt_tokens": self.peak_prompt_tokens,
             "seconds": round(self.seconds, 2), "llm_seconds": round(self.llm_seconds, 2),
+            "retrieved": self.retrieved,
         }
         if with_calls:
             out["calls"] = self.calls

@@ -11,7 +11,6 @@ last persisted round.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -33,6 +32,7 @@ from retrac_local.agent.events import (
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.agent.toolbox import REPEATED, Toolbox, query_key
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
@@ -40,7 +40,7 @@ from retrac_local.errors import ContextOverflowError, RetracError, StructuredOut
 from retrac_local.llm.base import LLM, Message
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState
-from retrac_local.tools import Observation, OpenTool, SearchTool, tool_descriptions
+from retrac_local.tools import Observation
 from retrac_local.verify import normalise, quote_in
 
 MAX_INVALID_ACTIONS = 2
@@ -58,12 +58,9 @@ class ResearchAgent:
         self.corpus = corpus
         self.settings = settings
         self.store = store
-        r = settings.retrieval
-        self.tools: dict[str, SearchTool | OpenTool] = {
-            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words, context_window=r.open_window),
-            "open": OpenTool(corpus, window=r.open_window),
-        }
-        self.system_prompt = prompts.render("planner_system", tools=tool_descriptions(list(self.tools.values())))
+        self.toolbox = Toolbox(corpus, settings)  # a fresh one per run: it remembers the run's searches
+        self.tool_calls = 0  # of the whole run, for budget.min_tool_calls
+        self.system_prompt = prompts.render("planner_system", tools=self.toolbox.descriptions())
 
     # -- entry points ----------------------------------------------------------------------------
     def ask(self, question: str) -> Iterator[Event]:
@@ -72,6 +69,7 @@ class ResearchAgent:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         self.meter.iteration, self.meter.purpose = 0, "constraints"
+        self.toolbox, self.tool_calls = Toolbox(self.corpus, self.settings), 0
         state = ResearchState(question=question, constraints=self._constraints(question))
         run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"))
         yield RunStarted(run_id, question)
@@ -90,16 +88,16 @@ class ResearchAgent:
         if stopped:  # it had converged; only the final answer was missing
             yield RunFinished(self._finalize(run_id, state, stopped, time.perf_counter(), prior))
             return
-        searched = {_query_key(step["argument"]) for r in rounds for step in r["trajectory"]["steps"]
-                    if step["tool"] == "search"}
-        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior, seen_queries=searched)
+        steps = [step for r in rounds for step in r["trajectory"]["steps"]]
+        self.toolbox = Toolbox(self.corpus, self.settings)
+        self.toolbox.seen_queries = {query_key(s["argument"]) for s in steps if s["tool"] == "search"}
+        self.tool_calls = sum(1 for s in steps if s["tool"] in ("search", "open"))
+        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
 
     # -- the loop --------------------------------------------------------------------------------
-    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float,
-                seen_queries: set[str] | None = None) -> Iterator[Event]:
+    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:
         budget = self.settings.budget
         stop_reason = "budget-rounds"
-        seen_queries = seen_queries if seen_queries is not None else set()  # searches made in this run
         for iteration in range(state.iteration + 1, budget.max_rounds + 1):
             if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
                 stop_reason = "budget-time"
@@ -108,7 +106,8 @@ class ResearchAgent:
             round_start = time.perf_counter()
             self.meter.iteration = iteration
             record = RoundRecord(iteration)
-            yield from self._play_round(state, record, seen_queries)
+            yield from self._play_round(state, record)
+            self.tool_calls += record.tool_calls
             self.meter.purpose = "compress"
             outcome = compress(
                 self.compressor, state, record,
@@ -124,7 +123,8 @@ class ResearchAgent:
                 outcome.diff.answer_after = new_state.answer
             calls = self.meter.drain()
             state_tokens = self.compressor.count_tokens(new_state.render())
-            reason = converged(state, new_state, outcome.diff, record.end_reason == "finish")
+            reason = (converged(state, new_state, outcome.diff, record.end_reason == "finish")
+                      if self.tool_calls >= budget.min_tool_calls else None)
             stats: dict[str, Any] = {
                 "seconds": round(time.perf_counter() - round_start, 3), "tool_calls": record.tool_calls,
                 "end_reason": record.end_reason, "llm_calls": len(calls),
@@ -146,14 +146,14 @@ class ResearchAgent:
         result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
         yield RunFinished(result)
 
-    def _play_round(self, state: ResearchState, record: RoundRecord, seen_queries: set[str]) -> Iterator[Event]:
+    def _play_round(self, state: ResearchState, record: RoundRecord) -> Iterator[Event]:
         budget = self.settings.budget
         self.meter.purpose = "action"
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": prompts.render("planner_round", state=state.render(), iteration=record.iteration)},
         ]
-        trajectory_tokens, invalid = 0, 0
+        trajectory_tokens, invalid, refused = 0, 0, 0
         resample: float | None = None  # after a repeated query, sample instead of decoding greedily
         while record.tool_calls < budget.max_steps_per_round:
             try:
@@ -177,16 +177,28 @@ class ResearchAgent:
             assert isinstance(action, Action)
             call = action.call
             if call.tool == "finish":
-                record.finish_answer = call.answer.strip() or None
-                step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "")
-                record.steps.append(step)
-                record.end_reason = "finish"
-                yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
-                return
+                short = self.settings.budget.min_tool_calls - self.tool_calls - record.tool_calls
+                if short <= 0:
+                    record.finish_answer = call.answer.strip() or None
+                    step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "")
+                    record.steps.append(step)
+                    record.end_reason = "finish"
+                    yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
+                    return
+                # The budget asks for more checking (the long-horizon evaluation): the answer is noted.
+                refused += 1
+                note = too_early(call.answer, short)
+                record.steps.append(Step(len(record.steps) + 1, action.gap, "finish", call.answer, note, error="too early"))
+                yield StepTaken(record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early")
+                if refused >= MAX_INVALID_ACTIONS:
+                    record.end_reason = "finish-refused"
+                    return
+                messages += [{"role": "assistant", "content": generation.text}, {"role": "user", "content": note}]
+                continue
             argument = call.query if call.tool == "search" else call.id
-            observation = self._use_tool(call, seen_queries)
+            observation = self.toolbox.use(call)
             interrupt.check()
-            resample = RESAMPLE_TEMPERATURE if observation.error == "repeated query" else None
+            resample = RESAMPLE_TEMPERATURE if observation.error == REPEATED else None
             step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
                         error=observation.error, chunks=observation.chunks)
             record.steps.append(step)
@@ -200,18 +212,6 @@ class ResearchAgent:
                          {"role": "user", "content": prompts.render("observation", observation=observation.text,
                                                                          question=state.question, steps_left=left)}]
         record.end_reason = "steps"
-
-    def _use_tool(self, call: Any, seen_queries: set[str]) -> Observation:
-        if call.tool == "search":
-            key = _query_key(call.query)
-            if key in seen_queries:
-                return Observation(f'search "{call.query}" was already made in this run; change the words or the angle',
-                                   error="repeated query")
-            seen_queries.add(key)
-        try:
-            return self.tools[call.tool](call)
-        except RetracError as e:  # a broken store or index: the model is told, and can change course
-            return Observation(f"{call.tool} failed: {e}", error=str(e))
 
     # -- start and end ---------------------------------------------------------------------------
     def _constraints(self, question: str) -> list[str]:
@@ -261,10 +261,15 @@ class ResearchAgent:
             completion_tokens=sum(c["completion_tokens"] for c in all_calls),
             peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
             seconds=prior_seconds + time.perf_counter() - started, llm_seconds=sum(c["seconds"] for c in all_calls),
-            calls=all_calls,
+            calls=all_calls, retrieved=self._retrieved(run_id),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         return result
+
+    def _retrieved(self, run_id: str) -> list[str]:
+        """The chunk ids the run's tools returned, in first-seen order."""
+        steps = [step for r in self.store.rounds(run_id) for step in r["trajectory"]["steps"]]
+        return list(dict.fromkeys(c for step in steps for c in step.get("chunk_ids", [])))
 
     def _citations(self, state: ResearchState, answer: str | None, cited: list[str]) -> list[Citation]:
         """Citations are checked by code: the quote must occur in the stored chunk, now."""
@@ -293,8 +298,9 @@ def _constraint_like(span: str) -> bool:
     return len(span.split()) >= 2 or any(ch.isdigit() for ch in span) or span[:1].isupper()
 
 
-def _query_key(query: str) -> str:
-    return " ".join(sorted(set(re.findall(r"\w+", query.lower()))))
+def too_early(answer: str, short: int) -> str:
+    return (f"Answer noted ({answer!r}), but the budget asks for {short} more tool call(s) before finishing: "
+            "use them to check the answer against other sources.")
 
 
 def _summary(observation: Observation) -> str:

@@ -104,3 +104,9 @@ def final_answer_schema(evidence_ids: list[str]) -> type[FinalAnswer]:
 
 def _next_number(evidence_ids: list[str]) -> int:
     return max((int(i[1:]) for i in evidence_ids if i[1:].isdigit()), default=0) + 1
+
+
+class ShortAnswer(Strict):
+    """The answer of the baselines (ReAct's forced answer, RAG): no state, so no evidence ids."""
+
+    answer: str = Field(description="short answer: a name, date, number, or yes/no")

@@ -35,3 +35,39 @@ def ingest_progress(enabled: bool = True) -> Iterator[ProgressFn]:
                            rate=rate)
 
         yield update
+
+
+@contextmanager
+def eval_progress(questions: list[Any], modes: list[str], evaluation: Any) -> Iterator[Any]:
+    """A bar over (question, mode) pairs, and one line per finished pair with its score."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    console = Console(stderr=True)
+    total = len(questions) * len(modes)
+    done = sum(1 for q in questions for m in modes if evaluation.done(q, m))
+    columns = [TextColumn("eval {task.fields[now]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn()]
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task("eval", total=total, completed=done, now="")
+        position = {q.id: i for i, q in enumerate(questions, 1)}
+
+        def update(question: Any, mode: str, row: dict[str, Any] | None) -> None:
+            label = f"q{position[question.id]}/{len(questions)} {mode}"
+            if row is None:
+                bar.update(task, now=label)
+                return
+            bar.advance(task)
+            bar.console.print(
+                f"{label}: F1 {row['f1']:.2f} EM {row['em']:.0f} · {row['answer']!r} (gold {row['gold'][0]!r}) · "
+                f"{row['status']} · {row['llm_calls']} calls, {row['prompt_tokens']:,} prompt tok, {row['seconds']:.0f} s"
+            )
+
+        yield update

@@ -1,0 +1,42 @@
+"""RAG, the floor: one hybrid search with the question, the top k chunks in one prompt, one answer."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from retrac_local.agent import prompts
+from retrac_local.agent.events import RunResult, RunStatus
+from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.react import result_record
+from retrac_local.agent.schemas import ShortAnswer
+from retrac_local.config import Settings
+from retrac_local.corpus.base import Corpus
+from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
+from retrac_local.llm.base import LLM, Message
+
+
+class RagAnswerer:
+    def __init__(self, llm: LLM, corpus: Corpus, settings: Settings, k: int = 5) -> None:
+        self.meter = Meter(purpose="answer")
+        self.llm = MeteredLLM(llm, "planner", self.meter)
+        self.corpus, self.settings, self.k = corpus, settings, k
+
+    def run(self, question: str) -> RunResult:
+        question = question.strip()
+        if not question:
+            raise RetracError("the question is empty")
+        started = time.perf_counter()
+        hits = self.corpus.search(question, k=self.k)
+        passages = "\n\n".join(f"[{h.chunk.chunk_id}] {h.chunk.title}: {h.chunk.text}" for h in hits)
+        messages: list[Message] = [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
+        answer: str | None = None
+        try:
+            generation = self.llm.generate(messages, schema=ShortAnswer, max_tokens=self.settings.sampling.answer_max_tokens)
+            assert isinstance(generation.parsed, ShortAnswer)
+            answer = generation.parsed.answer.strip() or None
+        except (StructuredOutputError, ContextOverflowError):
+            pass
+        return result_record(f"rag-{uuid.uuid4().hex[:12]}", question,
+                             RunStatus.ANSWERED if answer else RunStatus.FAILED, answer, 1, "single-pass",
+                             self.meter.drain(), time.perf_counter() - started, [h.chunk.chunk_id for h in hits])

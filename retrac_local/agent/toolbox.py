@@ -1,0 +1,49 @@
+"""The tools an agent holds for one run, used the same way by every mode (Re-TRAC, ReAct, RAG's
+single search): a repeated search is refused, and a broken store becomes an observation."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from retrac_local.config import Settings
+from retrac_local.corpus.base import Corpus
+from retrac_local.errors import RetracError
+from retrac_local.tools import Observation, OpenTool, SearchTool, tool_descriptions
+
+REPEATED = "repeated query"
+
+
+def query_key(query: str) -> str:
+    """Two searches with the same words, in any order and case, are the same search."""
+    return " ".join(sorted(set(re.findall(r"\w+", query.lower()))))
+
+
+class Toolbox:
+    def __init__(self, corpus: Corpus, settings: Settings) -> None:
+        r = settings.retrieval
+        self.tools: dict[str, SearchTool | OpenTool] = {
+            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words, context_window=r.open_window),
+            "open": OpenTool(corpus, window=r.open_window),
+        }
+        self.seen_queries: set[str] = set()  # the searches made in this run
+
+    def descriptions(self) -> str:
+        return tool_descriptions(list(self.tools.values()))
+
+    def use(self, call: Any) -> Observation:
+        if call.tool == "search":
+            key = query_key(call.query)
+            if key in self.seen_queries:
+                return Observation(f'search "{call.query}" was already made in this run; change the words or the angle',
+                                   error=REPEATED)
+            self.seen_queries.add(key)
+        try:
+            return self.tools[call.tool](call)
+        except RetracError as e:  # a broken store or index: the model is told, and can change course
+            return Observation(f"{call.tool} failed: {e}", error=str(e))
+
+
+def doc_ids(chunk_ids: list[str]) -> list[str]:
+    """The documents of these chunks, in first-seen order (a chunk id is `doc_id#n`)."""
+    return list(dict.fromkeys(c.rsplit("#", 1)[0] for c in chunk_ids))

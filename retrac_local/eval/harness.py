@@ -1,0 +1,175 @@
+"""Runs every question through every mode, side by side, and writes each result as it finishes.
+
+    DIR/eval.json       what was run: the questions file, the modes, and the settings that change answers
+    DIR/results.jsonl   one line per (question, mode), appended and flushed as each one ends
+    DIR/pending.json    the Re-TRAC run in progress, resumed (not restarted) by the next sitting
+
+Run it again with the same --out to continue an interrupted evaluation: finished pairs are skipped,
+a half-written last line is dropped, and the settings must match the ones recorded (otherwise the
+figures would mix two configurations).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from retrac_local.agent.events import RunFinished, RunResult, RunStarted
+from retrac_local.agent.toolbox import doc_ids
+from retrac_local.errors import RetracError
+from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.scoring import best, doc_recall
+
+MODES = ("retrac", "react", "rag")
+Runner = Callable[[EvalQuestion], RunResult]
+Progress = Callable[[EvalQuestion, str, "dict[str, Any] | None"], None]  # (question, mode, row or None at start)
+
+
+def parse_modes(text: str) -> list[str]:
+    modes = [m.strip() for m in text.split(",") if m.strip()]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise RetracError(f"unknown mode(s) {', '.join(unknown) or text!r}; choose from {', '.join(MODES)}")
+    return list(dict.fromkeys(modes))
+
+
+def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
+    """The settings an answer depends on; an evaluation continues only under the same ones."""
+    s = app.settings
+    return {
+        "questions_file": str(questions_file.resolve()),
+        "planner": s.model_path("planner").name, "compressor": s.model_path("compressor").name,
+        "budget": s.budget.model_dump(mode="json"), "retrieval": s.retrieval.model_dump(mode="json"),
+        "sampling": s.sampling.model_dump(mode="json"), "state_max_tokens": s.state_max_tokens, "rag_k": rag_k,
+    }
+
+
+class Evaluation:
+    def __init__(self, out: Path, config: dict[str, Any]) -> None:
+        self.out = out
+        self.results_file, self.pending_file = out / "results.jsonl", out / "pending.json"
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RetracError(f"cannot create the output folder {out}: {e}") from e
+        self._check_config(config)
+        self.rows = self._load_rows()
+
+    def _check_config(self, config: dict[str, Any]) -> None:
+        path = self.out / "eval.json"
+        if path.exists():
+            recorded = json.loads(path.read_text())
+            changed = sorted(k for k in set(recorded) | set(config) if recorded.get(k) != config.get(k))
+            if changed:
+                raise RetracError(
+                    f"{self.out} holds an evaluation made with other settings ({', '.join(changed)} differ); "
+                    "continue it with the same settings, or give another --out"
+                )
+        else:
+            _write_atomic(path, json.dumps(config, indent=2))
+
+    def _load_rows(self) -> list[dict[str, Any]]:
+        if not self.results_file.exists():
+            return []
+        raw = self.results_file.read_bytes()
+        good = raw[: raw.rfind(b"\n") + 1]  # a line cut by a kill has no newline yet: drop it
+        if len(good) != len(raw):
+            with open(self.results_file, "r+b") as f:
+                f.truncate(len(good))
+        return [json.loads(line) for line in good.decode("utf-8").splitlines() if line.strip()]
+
+    def done(self, question: EvalQuestion, mode: str) -> bool:
+        return any(r["id"] == question.id and r["mode"] == mode for r in self.rows)
+
+    def run(self, questions: list[EvalQuestion], runners: dict[str, Runner], progress: Progress | None = None,
+            on_question: Callable[[], None] | None = None) -> None:
+        """Question by question, every mode for one question before the next question, so that the
+        figures of an unfinished evaluation still compare the modes on the same questions."""
+        for question in questions:
+            for mode, runner in runners.items():
+                if self.done(question, mode):
+                    continue
+                if progress:
+                    progress(question, mode, None)
+                row = score(question, mode, runner(question))
+                self._append(row)
+                if progress:
+                    progress(question, mode, row)
+            if on_question:
+                on_question()
+
+    def _append(self, row: dict[str, Any]) -> None:
+        with open(self.results_file, "a", encoding="utf-8") as f:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.rows.append(row)
+
+    # -- a Re-TRAC run cut off mid-question is resumed from its last round ----------------------
+    def pending(self, question: EvalQuestion) -> str | None:
+        if not self.pending_file.exists():
+            return None
+        data = json.loads(self.pending_file.read_text())
+        return data.get("run_id") if data.get("id") == question.id else None
+
+    def set_pending(self, question: EvalQuestion, run_id: str | None) -> None:
+        if run_id is None:
+            self.pending_file.unlink(missing_ok=True)
+        else:
+            _write_atomic(self.pending_file, json.dumps({"id": question.id, "run_id": run_id}))
+
+
+def score(question: EvalQuestion, mode: str, result: RunResult) -> dict[str, Any]:
+    em, f1 = best(result.answer, question.answers)
+    retrieved = doc_ids(result.retrieved)
+    return {
+        "id": question.id, "mode": mode, "type": question.type, "question": question.question,
+        "answer": result.answer, "gold": question.answers, "em": em, "f1": round(f1, 4),
+        "retrieved_doc_ids": retrieved, "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
+        "status": str(result.status), "stop_reason": result.stop_reason, "rounds": result.rounds,
+        "llm_calls": result.llm_calls, "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens, "peak_prompt_tokens": result.peak_prompt_tokens,
+        "seconds": round(result.seconds, 2), "llm_seconds": round(result.llm_seconds, 2), "run_id": result.run_id,
+        "citations": [asdict(c) for c in result.citations],
+        "calls": [{k: c[k] for k in ("purpose", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")}
+                  for c in result.calls],
+    }
+
+
+def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int) -> dict[str, Runner]:
+    """One runner per mode, all on the app's models, tools and corpus."""
+    from retrac_local.agent.rag import RagAnswerer
+    from retrac_local.agent.react import ReactAgent
+
+    planner, _ = app.llms()
+
+    def retrac(question: EvalQuestion) -> RunResult:
+        agent = app.agent()
+        run_id = evaluation.pending(question)
+        events = agent.resume(run_id) if run_id else agent.ask(question.question)
+        result = None
+        for event in events:
+            if isinstance(event, RunStarted):
+                evaluation.set_pending(question, event.run_id)
+            if isinstance(event, RunFinished):
+                result = event.result
+        assert result is not None
+        evaluation.set_pending(question, None)
+        return result
+
+    available: dict[str, Runner] = {
+        "retrac": retrac,
+        "react": lambda q: ReactAgent(planner, app.corpus, app.settings).run(q.question),
+        "rag": lambda q: RagAnswerer(planner, app.corpus, app.settings, k=rag_k).run(q.question),
+    }
+    return {m: available[m] for m in modes}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
