@@ -94,10 +94,9 @@ def test_runs_commands(runner: CliRunner, isolated_home: Path) -> None:
     assert "no run 'nope'" in one_line_error(invoke(runner, "resume", "nope"))
 
 
-def test_models_config_errors_and_eval(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_models_and_config_errors(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     rows = json.loads(invoke(runner, "models", "--json").stdout)
     assert [r["role"] for r in rows] == ["planner", "compressor"]
     assert all(r["path"].endswith(".gguf") for r in rows)
-    assert "not built yet" in one_line_error(invoke(runner, "eval"))
     monkeypatch.setenv("RETRAC_RETRIEVAL__K", "lots")
     assert "retrieval.k" in one_line_error(invoke(runner, "search", "x"))

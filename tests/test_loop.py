@@ -184,3 +184,20 @@ def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings,
     assert answer_supported(state.model_copy(update={"answer": "1849"}))
     assert answer_supported(state.model_copy(update={"answer": "no"}))
     assert not answer_supported(state.model_copy(update={"answer": "1849", "evidence": []}))
+
+
+def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        finish("1856"), search("Karn Point Lighthouse designer"), search("Ada Vellacott born"),
+        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),  # would converge: but only 2 calls made
+        search("Jonas Pell"), finish("1849"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),
+        final("1849", "E1"),
+    )
+    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3)
+    events, result = run(agent)
+    assert result.answer == "1849" and result.rounds == 2 and result.stop_reason in ("answered", "planner-finished")
+    first = agent.store.rounds(result.run_id)[0]["trajectory"]
+    assert first["steps"][0]["tool"] == "finish" and first["steps"][0]["error"] == "too early"
+    assert "3 more tool call(s)" in llm.calls[2].messages[-1]["content"]
+    assert [e.tool for e in events if isinstance(e, StepTaken)] == ["finish", "search", "search", "search", "finish"]

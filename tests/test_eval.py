@@ -1,0 +1,174 @@
+"""The evaluation instrument: standard scores, the baselines on the scripted LLM, and a harness
+that writes each result as it ends and continues where it stopped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from retrac_local.agent.events import RunResult, RunStatus
+from retrac_local.agent.rag import RagAnswerer
+from retrac_local.agent.react import ReactAgent
+from retrac_local.agent.schemas import ShortAnswer
+from retrac_local.cli.main import cli
+from retrac_local.config import Settings
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.errors import RetracError
+from retrac_local.eval.harness import Evaluation, parse_modes, score
+from retrac_local.eval.questions import EvalQuestion, load_questions
+from retrac_local.eval.report import context_by_call, markdown, summarize, write_report
+from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
+from retrac_local.llm.fake import ScriptedLLM
+from tests.scripts import finish, search
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+
+
+# -- scoring ----------------------------------------------------------------------------------------
+
+def test_scores_follow_the_squad_normalisation() -> None:
+    assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
+    assert exact_match("the Eiffel tower", "Eiffel Tower.") == 1.0
+    assert f1("Eiffel Tower in Paris", "Eiffel Tower") == pytest.approx(2 * 0.5 * 1.0 / 1.5)
+    assert f1("no", "yes") == 0.0 and f1("yes", "yes") == 1.0
+    assert f1("yes it is", "yes") == 0.0  # yes/no answers score only when they match exactly
+    assert best("Denise Levertov", ["Harvey Pekar", "Denise Levertov"]) == (1.0, 1.0)
+    assert best(None, ["x"]) == (0.0, 0.0)
+    assert doc_recall(["a", "c"], ["a", "b"]) == 0.5 and doc_recall(["a"], []) is None
+
+
+# -- questions ------------------------------------------------------------------------------------
+
+def test_questions_load_with_offset_and_limit_and_bad_lines_are_named(tmp_path: Path) -> None:
+    path = tmp_path / "q.jsonl"
+    rows = [{"id": f"q{i}", "question": f"question {i}?", "answers": [str(i)], "type": "bridge"} for i in range(5)]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    assert [q.id for q in load_questions(path, offset=1, limit=2)] == ["q1", "q2"]
+    path.write_text(json.dumps(rows[0]) + "\n" + '{"id": "q9", "question": "no answers"}\n')
+    with pytest.raises(RetracError, match=r"q\.jsonl, line 2: not a question record"):
+        load_questions(path)
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[0]) + "\n")
+    with pytest.raises(RetracError, match="'q0' occurs more than once"):
+        load_questions(path)
+    with pytest.raises(RetracError, match="unknown mode"):
+        parse_modes("retrac,reflexion")
+
+
+# -- the baselines ----------------------------------------------------------------------------------
+
+def test_react_keeps_every_observation_in_one_growing_conversation(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(search("Karn Point Lighthouse designer"), search("Ada Vellacott born"), finish("1849"))
+    result = ReactAgent(llm, orrin, settings).run(Q)
+    assert result.answer == "1849" and result.status == RunStatus.ANSWERED and result.stop_reason == "planner-finished"
+    assert result.rounds == 2 and result.llm_calls == 3
+    last = llm.calls[-1].messages
+    assert len(last) == 6 and "Ada Vellacott" in last[3]["content"] and "1849" in last[5]["content"]
+    prompts = [c["prompt_tokens"] for c in result.calls]
+    assert prompts == sorted(prompts) and prompts[0] < prompts[-1]  # the context only grows
+    assert "ada-vellacott#0" in result.retrieved and result.citations == []
+
+
+def test_react_is_forced_to_answer_when_the_step_budget_is_spent(settings: Settings, orrin: MemoryCorpus) -> None:
+    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_rounds": 1, "max_steps_per_round": 2})})
+    llm = ScriptedLLM().enqueue(search("Karn Point"), search("Ada Vellacott"), ShortAnswer(answer="1849"))
+    result = ReactAgent(llm, orrin, settings).run(Q)
+    assert result.answer == "1849" and result.status == RunStatus.BUDGET_EXHAUSTED and result.stop_reason == "budget-steps"
+    assert llm.calls[-1].schema is ShortAnswer and "No tool calls are left" in llm.calls[-1].messages[-1]["content"]
+
+
+def test_react_answers_before_the_context_overflows(settings: Settings, orrin: MemoryCorpus) -> None:
+    queries = iter(["Karn Point Lighthouse", "Ada Vellacott", "Jonas Pell", "lighthouse engineer", "Port Saltry"] * 4)
+
+    def act(messages, schema):  # searches until the agent asks for the answer
+        return ShortAnswer(answer="1849") if schema is ShortAnswer else search(next(queries))
+
+    llm = ScriptedLLM(n_ctx=900).enqueue(*[act] * 20)
+    result = ReactAgent(llm, orrin, settings).run(Q)
+    assert result.stop_reason == "context" and result.answer == "1849" and 1 <= result.rounds < 12
+    assert llm.calls[-1].schema is ShortAnswer
+    assert result.peak_prompt_tokens + settings.sampling.answer_max_tokens <= 900
+
+
+def test_react_refuses_an_early_finish_under_a_long_horizon_budget(settings: Settings, orrin: MemoryCorpus) -> None:
+    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"min_tool_calls": 2})})
+    llm = ScriptedLLM().enqueue(finish("1856"), search("Karn Point"), search("Ada Vellacott"), finish("1849"))
+    result = ReactAgent(llm, orrin, settings).run(Q)
+    assert result.answer == "1849" and result.rounds == 2
+    assert "2 more tool call(s)" in llm.calls[1].messages[-1]["content"]
+
+
+def test_rag_answers_once_from_the_top_chunks(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(ShortAnswer(answer="1849"))
+    result = RagAnswerer(llm, orrin, settings, k=2).run(Q)
+    assert result.answer == "1849" and result.llm_calls == 1 and len(result.retrieved) == 2
+    prompt = llm.calls[0].messages[0]["content"]
+    assert all(f"[{c}]" in prompt for c in result.retrieved) and prompt.rstrip().endswith(Q)
+
+
+# -- the harness ----------------------------------------------------------------------------------
+
+def _result(answer: str, prompt_tokens: list[int], retrieved: list[str]) -> RunResult:
+    calls = [{"purpose": "action", "prompt_tokens": p, "cached_tokens": 0, "completion_tokens": 10, "seconds": 0.1}
+             for p in prompt_tokens]
+    return RunResult("r", "q", RunStatus.ANSWERED, answer, [], 1, "x", len(calls), sum(prompt_tokens),
+                     10 * len(calls), max(prompt_tokens), 1.0, 0.3, calls, retrieved)
+
+
+QUESTIONS = [EvalQuestion("a", "qa?", ["Paris"], ["d1", "d2"], "bridge"),
+             EvalQuestion("b", "qb?", ["yes"], ["d3"], "comparison")]
+
+
+def test_the_harness_writes_each_result_and_continues_where_it_stopped(tmp_path: Path) -> None:
+    out, ran = tmp_path / "eval", []
+
+    def good(question: EvalQuestion) -> RunResult:
+        ran.append(question.id)
+        return _result("Paris" if question.id == "a" else "no", [100, 200], ["d1#0", "d1#1", "d3#0"])
+
+    def dies_on_b(question: EvalQuestion) -> RunResult:
+        if question.id == "b":
+            raise KeyboardInterrupt
+        return good(question)
+
+    with pytest.raises(KeyboardInterrupt):
+        Evaluation(out, {"x": 1}).run(QUESTIONS, {"retrac": good, "rag": dies_on_b})
+    assert ran == ["a", "a", "b"]
+    with open(out / "results.jsonl", "a") as f:
+        f.write('{"id": "b", "mode": "rag", "f1"')  # a line cut by a kill
+    evaluation = Evaluation(out, {"x": 1})
+    assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "retrac"), ("a", "rag"), ("b", "retrac")]
+    evaluation.run(QUESTIONS, {"retrac": good, "rag": good})
+    assert ran == ["a", "a", "b", "b"]  # only the missing pair ran
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and rows[0]["f1"] == 1.0 and rows[0]["doc_recall"] == 0.5
+    assert rows[0]["retrieved_doc_ids"] == ["d1", "d3"] and [c["prompt_tokens"] for c in rows[0]["calls"]] == [100, 200]
+    with pytest.raises(RetracError, match="other settings \\(x differ\\)"):
+        Evaluation(out, {"x": 2})
+
+
+def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None:
+    rows = [score(QUESTIONS[0], "retrac", _result("Paris", [300, 310, 305], ["d1#0", "d2#0"])),
+            score(QUESTIONS[0], "react", _result("London", [300, 900, 1500], ["d1#0"])),
+            score(QUESTIONS[1], "retrac", _result("yes", [300], []))]  # react has not run b yet
+    summary = summarize(rows, ["retrac", "react"])
+    assert summary["questions"] == 1
+    retrac, react = summary["modes"]["retrac"], summary["modes"]["react"]
+    assert retrac["f1"] == 1.0 and react["f1"] == 0.0 and retrac["doc_recall"] == 1.0 and react["doc_recall"] == 0.5
+    assert retrac["peak_prompt_tokens"] == 310 and react["max_prompt_tokens"] == 1500
+    assert summary["by_type"]["bridge"]["retrac"]["n"] == 1
+    assert context_by_call(rows, "react") == [(1, 300.0, 1), (2, 900.0, 1), (3, 1500.0, 1)]
+    assert "| retrac | 1 | 1.000 | 1.000 | 1.000 |" in markdown(summary, "t")
+    write_report(tmp_path, rows, ["retrac", "react"], "t")
+    assert json.loads((tmp_path / "summary.json").read_text())["questions"] == 1
+    for name in ("context.png", "f1_vs_tokens.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_eval_rejects_a_bad_questions_file_before_loading_models(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    result = CliRunner().invoke(cli, ["eval", "--questions", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 1 and "bad.jsonl, line 1" in result.output and "Traceback" not in result.output
