@@ -28,6 +28,11 @@ class OpenArgs(Strict):
     id: str = Field(description="a chunk id from a search result, e.g. doc-name#2, to read around it")
 
 
+class CalculateArgs(Strict):
+    tool: Literal["calculate"]
+    expression: str = Field(description="arithmetic, e.g. 1887 - 1849, max(412, 398), years_between(1849-05-03, 1887-03-14)")
+
+
 class FinishArgs(Strict):
     tool: Literal["finish"]
     answer: str = Field(description="the short final answer")
@@ -95,5 +100,32 @@ class OpenTool:
         return Observation("\n".join(lines), chunks=shown)
 
 
-def tool_descriptions(tools: list[SearchTool | OpenTool]) -> str:
+class CalculateTool:
+    name = "calculate"
+    description = ("calculate(expression): exact arithmetic for dates and numbers: + - * / ^, min, max, abs, round, "
+                   "years_between(YYYY-MM-DD, YYYY-MM-DD), days_between(…)")
+    Args = CalculateArgs
+
+    def __call__(self, args: CalculateArgs) -> Observation:
+        from retrac_local.calc import CalcError, calculate
+
+        try:
+            return Observation(f"calculate {args.expression} = {calculate(args.expression)}")
+        except CalcError as e:
+            return Observation(f"calculate {args.expression!r} failed: {e}", error="bad expression")
+
+
+Tool = SearchTool | OpenTool | CalculateTool
+TOOL_NAMES = ("search", "open", "calculate")  # the steps that count as tool calls (finish does not)
+
+
+def argument_of(call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs) -> str:
+    if isinstance(call, SearchArgs):
+        return call.query
+    if isinstance(call, OpenArgs):
+        return call.id
+    return call.expression if isinstance(call, CalculateArgs) else call.answer
+
+
+def tool_descriptions(tools: list[Tool]) -> str:
     return "\n".join(f"- {t.description}" for t in tools) + "\n- finish(answer): give the final short answer"

@@ -201,3 +201,21 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
     assert first["steps"][0]["tool"] == "finish" and first["steps"][0]["error"] == "too early"
     assert "3 more tool call(s)" in llm.calls[2].messages[-1]["content"]
     assert [e.tool for e in events if isinstance(e, StepTaken)] == ["finish", "search", "search", "search", "finish"]
+
+
+def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settings, orrin: MemoryCorpus) -> None:
+    q = "How old was the engineer who designed the Karn Point Lighthouse when it was first lit?"
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        search("Karn Point Lighthouse designer"), search("Ada Vellacott born"),
+        {"gap": "age at first lighting", "call": {"tool": "calculate", "expression": "years_between(1849-05-03, 1887-03-14)"}},
+        finish("37"),
+        update(facts=["The light was first lit on 14 March 1887", "Ada Vellacott was born on 3 May 1849"], answer="37",
+               conclusions=[{"text": "She was 37 when it was first lit", "evidence_ids": ["E1", "E2"], "inference": True}]),
+        final("37", "E1", "E2"),
+    )
+    events, result = run(make_agent(settings, orrin, llm), q)
+    assert result.answer == "37"
+    assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[4].messages[-1]["content"]
+    compressor_prompt = llm.calls[5].messages[-1]["content"]
+    assert "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37" in compressor_prompt

@@ -10,8 +10,9 @@ from retrac_local.verify import normalise
 
 
 def answer_supported(state: ResearchState) -> bool:
-    """The answer's words occur in a verified (or partial) piece of evidence; a yes/no answer needs
-    only some verified evidence. An answer the model wrote without support does not end the run."""
+    """The answer's words occur in a verified (or partial) piece of evidence, or in a conclusion drawn
+    from such evidence (a computed answer: an age, a difference); a yes/no answer needs only some
+    verified evidence. An answer the model wrote without support does not end the run."""
     backed = [e for e in state.evidence if e.verified in ("yes", "partial")]
     if not state.answer or not backed:
         return False
@@ -19,7 +20,12 @@ def answer_supported(state: ResearchState) -> bool:
     if answer in ("yes", "no"):
         return True
     words = [w for w in re.findall(r"\w+", answer) if len(w) >= 3 or w.isdigit()]
-    return any(all(w in normalise(f"{e.quote} {e.fact}").lower() for w in words) for e in backed) if words else False
+    if not words:
+        return False
+    backed_ids = {e.id for e in backed}
+    texts = [f"{e.quote} {e.fact}" for e in backed]
+    texts += [c.text for c in state.conclusions if backed_ids.intersection(c.evidence_ids)]
+    return any(all(w in normalise(text).lower() for w in words) for text in texts)
 
 
 def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:

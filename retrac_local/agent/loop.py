@@ -40,7 +40,7 @@ from retrac_local.errors import ContextOverflowError, RetracError, StructuredOut
 from retrac_local.llm.base import LLM, Message
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState
-from retrac_local.tools import Observation
+from retrac_local.tools import TOOL_NAMES, Observation, argument_of
 from retrac_local.verify import normalise, quote_in
 
 MAX_INVALID_ACTIONS = 2
@@ -91,7 +91,7 @@ class ResearchAgent:
         steps = [step for r in rounds for step in r["trajectory"]["steps"]]
         self.toolbox = Toolbox(self.corpus, self.settings)
         self.toolbox.seen_queries = {query_key(s["argument"]) for s in steps if s["tool"] == "search"}
-        self.tool_calls = sum(1 for s in steps if s["tool"] in ("search", "open"))
+        self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
         yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
 
     # -- the loop --------------------------------------------------------------------------------
@@ -195,7 +195,7 @@ class ResearchAgent:
                     return
                 messages += [{"role": "assistant", "content": generation.text}, {"role": "user", "content": note}]
                 continue
-            argument = call.query if call.tool == "search" else call.id
+            argument = argument_of(call)
             observation = self.toolbox.use(call)
             interrupt.check()
             resample = RESAMPLE_TEMPERATURE if observation.error == REPEATED else None

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, create_model
 
 from retrac_local import state
-from retrac_local.tools import FinishArgs, OpenArgs, SearchArgs
+from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
 
 
 class Strict(state.Strict):
@@ -20,7 +20,7 @@ class Action(Strict):
     """One planner step."""
 
     gap: str = Field(description="what this call should find out")
-    call: SearchArgs | OpenArgs | FinishArgs = Field(discriminator="tool")
+    call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs = Field(discriminator="tool")
 
 
 class NewEvidence(Strict):

@@ -9,6 +9,7 @@ from typing import Any
 
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
+from retrac_local.tools import TOOL_NAMES
 
 
 @dataclass
@@ -40,7 +41,7 @@ class RoundRecord:
 
     @property
     def tool_calls(self) -> int:
-        return sum(1 for s in self.steps if s.tool in ("search", "open"))
+        return sum(1 for s in self.steps if s.tool in TOOL_NAMES)
 
     def to_dict(self) -> dict[str, Any]:
         return {"iteration": self.iteration, "end_reason": self.end_reason, "finish_answer": self.finish_answer,
@@ -67,6 +68,8 @@ def render_for_compression(
     actions = []
     for step in record.steps:
         found = ", ".join(c.chunk_id for c in step.chunks) or (step.error or "")
+        if step.tool == "calculate" and not step.error:
+            found = step.observation.removeprefix("calculate ")
         arrow = f" → {found}" if found else ""
         actions.append(f"{step.index}. {step.tool} {step.argument!r}{arrow}")
     candidates: list[tuple[Chunk, str]] = []
