@@ -21,6 +21,7 @@ from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
 from retrac_local.corpus.store import CorpusStore, Hit, Method
 from retrac_local.errors import CorpusError
 from retrac_local.llm.base import LLM
+from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 
 
@@ -54,6 +55,10 @@ class Retrac:
                            nprobes=r.nprobes, refine_factor=r.refine_factor)
 
     @cached_property
+    def memory(self) -> RunMemory:
+        return RunMemory(self.settings.memory_dir, self._make_embedder)
+
+    @cached_property
     def runs(self) -> RunStore:
         return RunStore(self.settings.runs_db)
 
@@ -78,7 +83,7 @@ class Retrac:
 
         planner, compressor = self.llms()
         return ResearchAgent(planner, compressor, self.corpus, self.settings, self.runs,
-                             relevance=relevance_by(self.corpus.embedder))
+                             relevance=relevance_by(self.corpus.embedder), memory=self.memory)
 
     # -- operations ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None) -> IngestReport:

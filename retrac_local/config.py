@@ -56,15 +56,30 @@ class BudgetSettings(Section):
     round_token_threshold: int = Field(
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
+    min_round_tokens: int = Field(
+        40, ge=0, description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone"
+    )
     evidence_sentences: int = Field(
         30, ge=1, le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
+    max_tokens: int | None = Field(
+        None, gt=0, description="LLM tokens (prompt + completion) a run may spend before its final answer; empty = none"
+    )
     min_tool_calls: int = Field(
         0, ge=0, description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)"
     )
     compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")
+
+
+class MemorySettings(Section):
+    enabled: bool = Field(True, description="seed a new run with the verified evidence of similar past runs")
+    max_runs: int = Field(2, ge=1, le=10, description="past runs consulted at most")
+    min_similarity: float = Field(
+        0.7, ge=0.0, le=1.0, description="cosine similarity of question or findings a past run needs to be used"
+    )
+    max_evidence: int = Field(6, ge=1, le=30, description="pieces of past evidence seeded at most")
 
 
 class RetrievalSettings(Section):
@@ -107,6 +122,7 @@ class Settings(BaseSettings):
     sampling: SamplingSettings = Field(default_factory=SamplingSettings, description="decoding parameters")
     budget: BudgetSettings = Field(default_factory=BudgetSettings, description="round, step and token budgets")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="chunking and search")
+    memory: MemorySettings = Field(default_factory=MemorySettings, description="cross-task memory of finished runs")
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
 
     @classmethod
@@ -124,6 +140,10 @@ class Settings(BaseSettings):
     @property
     def corpus_dir(self) -> Path:
         return self.home / "corpus"
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.home / "memory"
 
     @property
     def runs_db(self) -> Path:

@@ -46,7 +46,12 @@ def _script(db: sqlite3.Connection, sql: str) -> None:
             db.execute(statement)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial]
+def m002_memory(db: sqlite3.Connection) -> None:
+    """The past runs whose evidence seeded a run (cross-task memory)."""
+    db.execute("ALTER TABLE runs ADD COLUMN memory TEXT NOT NULL DEFAULT '[]'")
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [m001_initial, m002_memory]
 
 
 class RunStore:
@@ -91,13 +96,14 @@ class RunStore:
             raise StoreError(f"cannot write to the run store {self.path}: {e}") from e
 
     # -- writing -------------------------------------------------------------------------------
-    def create_run(self, question: str, initial_state: dict[str, Any], settings: dict[str, Any]) -> str:
+    def create_run(self, question: str, initial_state: dict[str, Any], settings: dict[str, Any],
+                   memory: list[dict[str, Any]] | None = None) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         now = time.time()
         self._write([(
-            "INSERT INTO runs (run_id, question, status, answer, created, updated, initial_state, settings) "
-            "VALUES (?, ?, 'running', NULL, ?, ?, ?, ?)",
-            (run_id, question, now, now, json.dumps(initial_state), json.dumps(settings)),
+            "INSERT INTO runs (run_id, question, status, answer, created, updated, initial_state, settings, memory) "
+            "VALUES (?, ?, 'running', NULL, ?, ?, ?, ?, ?)",
+            (run_id, question, now, now, json.dumps(initial_state), json.dumps(settings), json.dumps(memory or [])),
         )])
         return run_id
 
@@ -132,7 +138,7 @@ class RunStore:
     # -- reading -------------------------------------------------------------------------------
     def run(self, run_id: str) -> dict[str, Any]:
         row = self.db.execute(
-            "SELECT run_id, question, status, answer, created, updated, initial_state, settings, result "
+            "SELECT run_id, question, status, answer, created, updated, initial_state, settings, result, memory "
             "FROM runs WHERE run_id = ?", (run_id,),
         ).fetchone()
         if row is None:
@@ -140,7 +146,7 @@ class RunStore:
         return {
             "run_id": row[0], "question": row[1], "status": row[2], "answer": row[3], "created": row[4],
             "updated": row[5], "initial_state": json.loads(row[6]), "settings": json.loads(row[7]),
-            "result": json.loads(row[8]) if row[8] else None,
+            "result": json.loads(row[8]) if row[8] else None, "memory": json.loads(row[9]),
         }
 
     def rounds(self, run_id: str) -> list[dict[str, Any]]:

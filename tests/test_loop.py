@@ -9,6 +9,7 @@ import pytest
 
 from retrac_local.agent.events import (
     Converged,
+    RoundCarried,
     RoundCompressed,
     RunFinished,
     RunStarted,
@@ -219,3 +220,36 @@ def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settin
     assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[4].messages[-1]["content"]
     compressor_prompt = llm.calls[5].messages[-1]["content"]
     assert "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37" in compressor_prompt
+
+
+def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_alone(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        search("zzyzx qwerty"),                           # slot 1: nothing found
+        search("Ada Vellacott born"),                     # slot 2: the same round goes on
+        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
+        final("1849", "E1"),
+    )
+    agent = make_agent(settings, orrin, llm, max_steps_per_round=1, max_rounds=3)
+    events, result = run(agent)
+    carried = [e for e in events if isinstance(e, RoundCarried)]
+    assert [(e.iteration, e.tool_calls, e.new_tokens) for e in carried] == [(1, 1, 0)]
+    rounds = agent.store.rounds(result.run_id)
+    assert [r["iteration"] for r in rounds] == [1] and rounds[0]["stats"]["slots"] == 2
+    assert [s["argument"] for s in rounds[0]["trajectory"]["steps"]] == ["zzyzx qwerty", "Ada Vellacott born"]
+    replayed = llm.calls[2].messages  # the second slot's planner sees the first slot's step again
+    assert '"query": "zzyzx qwerty"' in replayed[2]["content"] and "found nothing" in replayed[3]["content"]
+    assert sum(1 for c in llm.calls if c.schema is not None and c.schema.__name__ == "StateUpdate") == 1
+    assert result.answer == "1849"
+
+
+def test_the_token_budget_stops_a_run_with_its_best_answer(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(), search("Karn Point Lighthouse designer"), finish("1849"),
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="1849", uncertainties=["birth year?"]),
+        final("1849"),
+    )
+    agent = make_agent(settings, orrin, llm, max_tokens=600)
+    _, result = run(agent)
+    assert result.stop_reason == "budget-tokens" and result.status == RunStatus.BUDGET_EXHAUSTED
+    assert result.rounds == 1 and result.answer == "1849"

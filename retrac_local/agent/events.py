@@ -66,6 +66,7 @@ class RunStarted:
     run_id: str
     question: str
     resumed_at_round: int = 0
+    memory: list[dict[str, Any]] = field(default_factory=list)  # past runs whose evidence seeded this one
 
 
 @dataclass
@@ -91,6 +92,15 @@ class RoundCompressed:
 
 
 @dataclass
+class RoundCarried:
+    """A round whose texts held almost nothing new: not compressed on its own, continued instead."""
+
+    iteration: int
+    tool_calls: int
+    new_tokens: int
+
+
+@dataclass
 class Converged:
     reason: str
 
@@ -100,4 +110,4 @@ class RunFinished:
     result: RunResult
 
 
-Event = RunStarted | StepTaken | RoundCompressed | Converged | RunFinished
+Event = RunStarted | StepTaken | RoundCarried | RoundCompressed | Converged | RunFinished

@@ -11,6 +11,7 @@ last persisted round.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,6 +24,7 @@ from retrac_local.agent.events import (
     Citation,
     Converged,
     Event,
+    RoundCarried,
     RoundCompressed,
     RunFinished,
     RunResult,
@@ -38,6 +40,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState
 from retrac_local.tools import TOOL_NAMES, Observation, argument_of
@@ -50,8 +53,9 @@ RESAMPLE_TEMPERATURE = 0.8
 
 class ResearchAgent:
     def __init__(self, planner: LLM, compressor: LLM, corpus: Corpus, settings: Settings, store: RunStore,
-                 relevance: Relevance | None = None) -> None:
+                 relevance: Relevance | None = None, memory: RunMemory | None = None) -> None:
         self.relevance = relevance
+        self.memory = memory if settings.memory.enabled else None
         self.meter = Meter()
         self.planner = MeteredLLM(planner, "planner", self.meter)
         self.compressor = MeteredLLM(compressor, "compressor", self.meter)
@@ -60,6 +64,8 @@ class ResearchAgent:
         self.store = store
         self.toolbox = Toolbox(corpus, settings)  # a fresh one per run: it remembers the run's searches
         self.tool_calls = 0  # of the whole run, for budget.min_tool_calls
+        self.slots_used = 0  # round slots spent, carried ones included: at most budget.max_rounds
+        self.seen_chunks: set[str] = set()  # chunks earlier rounds of this run returned
         self.system_prompt = prompts.render("planner_system", tools=self.toolbox.descriptions())
 
     # -- entry points ----------------------------------------------------------------------------
@@ -69,10 +75,12 @@ class ResearchAgent:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         self.meter.iteration, self.meter.purpose = 0, "constraints"
-        self.toolbox, self.tool_calls = Toolbox(self.corpus, self.settings), 0
+        self.toolbox, self.tool_calls, self.slots_used, self.seen_chunks = Toolbox(self.corpus, self.settings), 0, 0, set()
         state = ResearchState(question=question, constraints=self._constraints(question))
-        run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"))
-        yield RunStarted(run_id, question)
+        seeds, used = self._recall(question)
+        state = state.model_copy(update={"evidence": seeds})
+        run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"), used)
+        yield RunStarted(run_id, question, memory=used)
         yield from self._rounds(run_id, state, started, prior_seconds=0.0)
 
     def resume(self, run_id: str) -> Iterator[Event]:
@@ -92,22 +100,45 @@ class ResearchAgent:
         self.toolbox = Toolbox(self.corpus, self.settings)
         self.toolbox.seen_queries = {query_key(s["argument"]) for s in steps if s["tool"] == "search"}
         self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
+        self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
+        self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
         yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
 
     # -- the loop --------------------------------------------------------------------------------
     def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:
+        """Rounds until convergence or a budget. Each round is compressed and committed, except a
+        round whose texts added almost nothing new (fewer than budget.min_round_tokens tokens of
+        unseen text): it is carried into the next slot and compressed together with it."""
         budget = self.settings.budget
         stop_reason = "budget-rounds"
-        for iteration in range(state.iteration + 1, budget.max_rounds + 1):
-            if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
-                stop_reason = "budget-time"
-                break
+        carried: RoundRecord | None = None
+        round_start, slots = time.perf_counter(), 0
+        while self.slots_used < budget.max_rounds:
+            if carried is None:
+                if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
+                    stop_reason = "budget-time"
+                    break
+                if budget.max_tokens and self._tokens_used(run_id) >= budget.max_tokens:
+                    stop_reason = "budget-tokens"
+                    break
             interrupt.check()
-            round_start = time.perf_counter()
+            iteration = state.iteration + 1
+            if carried is None:
+                round_start, slots = time.perf_counter(), 0
+            record = carried or RoundRecord(iteration)
             self.meter.iteration = iteration
-            record = RoundRecord(iteration)
             yield from self._play_round(state, record)
+            slots += 1
+            self.slots_used += 1
+            new_tokens = self._new_tokens(record)
+            if (record.end_reason == "steps" and new_tokens < budget.min_round_tokens
+                    and self.slots_used < budget.max_rounds):
+                carried = record
+                yield RoundCarried(iteration, record.tool_calls, new_tokens)
+                continue
+            carried = None
             self.tool_calls += record.tool_calls
+            self.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
             self.meter.purpose = "compress"
             outcome = compress(
                 self.compressor, state, record,
@@ -127,7 +158,7 @@ class ResearchAgent:
                       if self.tool_calls >= budget.min_tool_calls else None)
             stats: dict[str, Any] = {
                 "seconds": round(time.perf_counter() - round_start, 3), "tool_calls": record.tool_calls,
-                "end_reason": record.end_reason, "llm_calls": len(calls),
+                "end_reason": record.end_reason, "slots": slots, "new_tokens": new_tokens, "llm_calls": len(calls),
                 "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
                 "completion_tokens": sum(c["completion_tokens"] for c in calls),
                 "state_tokens": state_tokens, "sentences_left_out": outcome.sentences_left_out,
@@ -146,16 +177,31 @@ class ResearchAgent:
         result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
         yield RunFinished(result)
 
+    def _new_tokens(self, record: RoundRecord) -> int:
+        """Tokens of text the round's tools returned that no earlier round of this run had seen."""
+        fresh = {c.chunk_id: c for step in record.steps for c in step.chunks if c.chunk_id not in self.seen_chunks}
+        return sum(self.planner.count_tokens(c.text) for c in fresh.values())
+
+    def _tokens_used(self, run_id: str) -> int:
+        calls = self.store.calls(run_id) + self.meter.pending
+        return sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls)
+
     def _play_round(self, state: ResearchState, record: RoundRecord) -> Iterator[Event]:
+        """Up to K tool calls; a carried round continues where it stopped, its steps shown again."""
         budget = self.settings.budget
         self.meter.purpose = "action"
         messages: list[Message] = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": prompts.render("planner_round", state=state.render(), iteration=record.iteration)},
         ]
+        for step in record.steps:
+            if step.tool in (*TOOL_NAMES, "finish"):
+                messages += [{"role": "assistant", "content": step.action_json()},
+                             {"role": "user", "content": step.observation}]
+        calls_before = record.tool_calls
         trajectory_tokens, invalid, refused = 0, 0, 0
         resample: float | None = None  # after a repeated query, sample instead of decoding greedily
-        while record.tool_calls < budget.max_steps_per_round:
+        while record.tool_calls - calls_before < budget.max_steps_per_round:
             try:
                 generation = self.planner.generate(messages, schema=Action, temperature=resample,
                                                    max_tokens=self.settings.sampling.action_max_tokens)
@@ -207,7 +253,7 @@ class ResearchAgent:
             if trajectory_tokens > budget.round_token_threshold:
                 record.end_reason = "tokens"
                 return
-            left = budget.max_steps_per_round - record.tool_calls
+            left = budget.max_steps_per_round - (record.tool_calls - calls_before)
             messages += [{"role": "assistant", "content": generation.text},
                          {"role": "user", "content": prompts.render("observation", observation=observation.text,
                                                                          question=state.question, steps_left=left)}]
@@ -224,6 +270,29 @@ class ResearchAgent:
         # Only verbatim spans of the question survive: constraints are copied, never reworded.
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
+
+    def _recall(self, question: str) -> tuple[list[Evidence], list[dict[str, Any]]]:
+        """Verified evidence of similar past runs whose quotes still stand in the corpus, and which
+        runs gave it (recorded with the run)."""
+        if self.memory is None:
+            return [], []
+        m = self.settings.memory
+        seeds: list[Evidence] = []
+        used: list[dict[str, Any]] = []
+        for past in self.memory.recall(question, limit=m.max_runs, min_similarity=m.min_similarity):
+            taken = 0
+            for item in past.evidence:
+                chunk = self.corpus.get_chunk(item["source"])
+                if len(seeds) >= m.max_evidence or chunk is None or not quote_in(item["quote"], chunk.text):
+                    continue
+                if any(e.source == item["source"] and e.quote == item["quote"] for e in seeds):
+                    continue
+                seeds.append(Evidence(id=f"E{len(seeds) + 1}", fact=item["fact"], source=item["source"],
+                                      quote=item["quote"], verified=item["verified"], round=0))
+                taken += 1
+            used.append({"run_id": past.run_id, "question": past.question, "similarity": past.similarity,
+                         "evidence_offered": len(past.evidence), "evidence_seeded": taken})
+        return seeds, used
 
     def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, started: float,
                   prior_seconds: float) -> RunResult:
@@ -264,6 +333,10 @@ class ResearchAgent:
             calls=all_calls, retrieved=self._retrieved(run_id),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
+        if self.memory is not None and status != RunStatus.FAILED:
+            # The run itself is stored; memory is a convenience and must not fail it.
+            with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):
+                self.memory.remember(run_id, state.model_copy(update={"answer": answer}))
         return result
 
     def _retrieved(self, run_id: str) -> list[str]:

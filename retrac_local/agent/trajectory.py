@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,11 @@ class Step:
     def render(self) -> str:
         head = f"Step {self.index}: {self.tool}({self.argument!r})" + (f" — to find: {self.gap}" if self.gap else "")
         return f"{head}\n{self.observation}" if self.observation else head
+
+    def action_json(self) -> str:
+        """The action as the planner wrote it (for replaying a carried round)."""
+        key = {"search": "query", "open": "id", "calculate": "expression", "finish": "answer"}[self.tool]
+        return json.dumps({"gap": self.gap, "call": {"tool": self.tool, key: self.argument}}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "gap": self.gap, "tool": self.tool, "argument": self.argument,

@@ -121,10 +121,13 @@ def _run(events: Any, as_json: bool) -> None:
 @cli.command()
 @click.argument("question")
 @click.option("--max-rounds", type=int, default=None, help="round budget (default: budget.max_rounds)")
+@click.option("--no-memory", is_flag=True, help="do not seed the run with evidence of similar past runs")
 @click.option("--json", "as_json", is_flag=True, help="print only the result, as JSON")
-def ask(question: str, max_rounds: int | None, as_json: bool) -> None:
+def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool) -> None:
     """Research QUESTION in the corpus and answer it with cited quotes."""
-    overrides = {"budget": {"max_rounds": max_rounds}} if max_rounds else {}
+    overrides: dict[str, Any] = {"budget": {"max_rounds": max_rounds}} if max_rounds else {}
+    if no_memory:
+        overrides["memory"] = {"enabled": False}
     _run(make_app(overrides).ask(question), as_json)
 
 
@@ -169,18 +172,39 @@ def runs_show(run_id: str, as_json: bool) -> None:
         echo_json(data)
         return
     click.echo(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
+    for past in run["memory"]:
+        click.echo(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
+                   f"{past['run_id']} (similarity {past['similarity']:.2f}: {past['question']!r})")
+    evidence = {e["id"]: e for e in run["initial_state"]["evidence"]}
+    for e in evidence.values():
+        click.echo(f"  = [{e['id']}] ({e['source']}, {e['verified']}, from memory) {e['fact']}")
     for r in rounds:
-        s = r["stats"]
+        s, d = r["stats"], r["diff"]
         click.echo(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
-                   f"{s['seconds']:.0f} s, state {s['state_tokens']} tokens")
+                   f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
+                   + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else ""))
         for step in r["trajectory"]["steps"]:
             click.echo(f"  {step['tool']}({step['argument']!r})" + (f" → {step['error']}" if step["error"] else ""))
-        if r["diff"].get("drift_repaired"):
-            click.echo(f"  drift repaired: {'; '.join(r['diff']['drift_repaired'])}")
+        now = {e["id"]: e for e in r["state"]["evidence"]}
+        for i in d.get("evidence_added", []):
+            click.echo(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+        for i in d.get("evidence_changed", []):
+            click.echo(f"  ~ [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+        for i in d.get("evidence_removed", []):
+            click.echo(f"  - [{i}] {evidence[i]['fact'] if i in evidence else ''}")
+        if d.get("answer_before") != d.get("answer_after"):
+            click.echo(f"  answer: {d.get('answer_before')!r} → {d.get('answer_after')!r}")
+        for u in d.get("uncertainties_opened", []):
+            click.echo(f"  ? opened: {u}")
+        for u in d.get("uncertainties_closed", []):
+            click.echo(f"  ✓ closed: {u}")
+        if d.get("drift_repaired"):
+            click.echo(f"  drift repaired: {'; '.join(d['drift_repaired'])}")
         if s.get("rejected"):
             click.echo(f"  rejected by code: {'; '.join(s['rejected'])}")
-        for e in r["state"]["evidence"]:
-            click.echo(f"  [{e['id']}] ({e['source']}, {e['verified']}) {e['fact']}")
+        if s.get("compression_failed"):
+            click.echo("  compression failed: the previous state was kept")
+        evidence = now
 
 
 @cli.group(cls=Group)
@@ -257,7 +281,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     mode_list = parse_modes(modes)
     questions = load_questions(questions_file, offset, limit)
     title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
-    app = make_app()
+    app = make_app({"memory": {"enabled": False}})  # questions must not learn from each other's runs
     evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k))
 
     def report() -> None:

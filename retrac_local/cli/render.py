@@ -11,6 +11,7 @@ import click
 from retrac_local.agent.events import (
     Converged,
     Event,
+    RoundCarried,
     RoundCompressed,
     RunFinished,
     RunResult,
@@ -28,6 +29,9 @@ def render_event(event: Event) -> None:
         where = f" (resuming at round {event.resumed_at_round})" if event.resumed_at_round else ""
         click.echo(f"run {event.run_id}{where}")
         click.echo(click.style("Question: ", bold=True) + event.question)
+        for past in event.memory:
+            click.echo(f"memory: {past['evidence_seeded']} verified fact(s) from past run {past['run_id']} "
+                       f"(similarity {past['similarity']:.2f}: {past['question']!r})")
     elif isinstance(event, StepTaken):
         arg = f"({event.argument!r})" if event.argument else ""
         tail = f" → {event.summary}" if event.summary else ""
@@ -39,6 +43,9 @@ def render_event(event: Event) -> None:
             + f": {event.tool_calls} tool call(s), ended by {event.end_reason}; state learned: {event.summary}"
             + f"; {event.evidence} evidence, state {event.state_tokens} tokens{failed}"
         )
+    elif isinstance(event, RoundCarried):
+        click.echo(click.style(f"round {event.iteration}", bold=True)
+                   + f": {event.tool_calls} tool call(s) found {event.new_tokens} new token(s) of text; continued before compressing")
     elif isinstance(event, Converged):
         click.echo(f"stopped: {event.reason}")
     elif isinstance(event, RunFinished):

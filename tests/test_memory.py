@@ -1,0 +1,80 @@
+"""Cross-task memory: a finished run's verified evidence seeds a similar later question, after its
+quotes are verified again against the corpus as it is now."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from retrac_local.agent.events import RunStarted
+from retrac_local.agent.loop import ResearchAgent
+from retrac_local.cli.main import cli
+from retrac_local.config import Settings
+from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.memory import RunMemory
+from retrac_local.runstore import RunStore
+from tests.scripts import constraints, final, finish, search, update
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+FIRST_RUN = [
+    constraints(), search("Karn Point Lighthouse designer"), search("Ada Vellacott born"), finish("1849"),
+    update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"], answer="1849"),
+    final("1849", "E2"),
+]
+SECOND_RUN = [constraints(), finish("1849"), update(answer="1849"), final("1849", "E2")]
+
+
+def agent(settings: Settings, corpus: MemoryCorpus, llm: ScriptedLLM, memory: RunMemory, rounds: int = 4,
+          **memory_settings) -> ResearchAgent:
+    settings = settings.model_copy(update={"memory": settings.memory.model_copy(update=memory_settings),
+                                           "budget": settings.budget.model_copy(update={"max_rounds": rounds})})
+    return ResearchAgent(llm, llm, corpus, settings, RunStore(settings.runs_db), memory=memory)
+
+
+def finished(a: ResearchAgent, question: str = Q):
+    events = list(a.ask(question))
+    return events[0], events[-1].result
+
+
+def test_a_similar_question_starts_from_the_verified_evidence_of_a_past_run(settings: Settings, orrin: MemoryCorpus) -> None:
+    memory = RunMemory(settings.memory_dir, HashingEmbedder)
+    _, first = finished(agent(settings, orrin, ScriptedLLM().enqueue(*FIRST_RUN), memory))
+    assert memory.count() == 1
+
+    llm = ScriptedLLM().enqueue(*SECOND_RUN)
+    second = agent(settings, orrin, llm, memory)
+    started, result = finished(second, Q.replace("In which year", "What year"))
+    assert isinstance(started, RunStarted) and [m["run_id"] for m in started.memory] == [first.run_id]
+    initial = second.store.run(result.run_id)["initial_state"]["evidence"]
+    assert [(e["source"], e["round"]) for e in initial] == [("karn-point#0", 0), ("ada-vellacott#0", 0)]
+    assert "Ada Vellacott was born on 3 May 1849" in llm.calls[1].messages[-1]["content"]  # the planner sees it
+    assert result.answer == "1849" and result.citations[0].chunk_id == "ada-vellacott#0"
+    assert second.store.run(result.run_id)["memory"][0]["evidence_seeded"] == 2
+
+    out = CliRunner().invoke(cli, ["runs", "show", result.run_id], env={"RETRAC_HOME": str(settings.home)})
+    assert f"seeded 2 of 2 fact(s) from past run {first.run_id}" in out.output and "from memory" in out.output
+
+
+def test_past_evidence_whose_quote_left_the_corpus_is_not_seeded(settings: Settings, orrin: MemoryCorpus) -> None:
+    memory = RunMemory(settings.memory_dir, HashingEmbedder)
+    finished(agent(settings, orrin, ScriptedLLM().enqueue(*FIRST_RUN), memory))
+    orrin.add("ada-vellacott", "Ada Vellacott", "Ada Vellacott was a civil engineer. Her birth date is disputed.")
+    second = agent(settings, orrin, ScriptedLLM().enqueue(constraints(), finish("x"), update(), final("x")), memory, rounds=1)
+    started, result = finished(second)
+    seeded = second.store.run(result.run_id)["initial_state"]["evidence"]
+    assert [e["source"] for e in seeded] == ["karn-point#0"] and started.memory[0]["evidence_seeded"] == 1
+
+
+def test_memory_can_be_turned_off_and_unrelated_questions_get_nothing(settings: Settings, orrin: MemoryCorpus,
+                                                                      tmp_path: Path) -> None:
+    memory = RunMemory(settings.memory_dir, HashingEmbedder)
+    finished(agent(settings, orrin, ScriptedLLM().enqueue(*FIRST_RUN), memory))
+    off = agent(settings, orrin, ScriptedLLM().enqueue(*SECOND_RUN), memory, rounds=1, enabled=False)
+    started, result = finished(off)
+    assert started.memory == [] and off.store.run(result.run_id)["initial_state"]["evidence"] == []
+    assert memory.count() == 1  # and a run with memory off does not write to it either
+    assert memory.recall("How long is the Tessel Bridge in metres?") == []
+    assert memory.recall(Q, exclude=result.run_id)[0].similarity > 0.99
