@@ -131,3 +131,17 @@ def test_memory_corpus_is_a_working_fake(orrin: MemoryCorpus) -> None:
     hits = orrin.search("Ada Vellacott born")
     assert hits[0].chunk.doc_id == "ada-vellacott"
     assert orrin.open("karn-point#0")[0].title == "Karn Point Lighthouse"
+
+
+def test_an_over_long_round_keeps_its_start_and_latest_steps_and_says_what_was_cut() -> None:
+    record = RoundRecord(1, [Step(i, "", "search", f"query {i}", "", error="no results") for i in range(1, 13)])
+    text, _, _ = render_for_compression(record, Q, max_sentences=5)
+    shown = [line for line in text.splitlines() if line[:1].isdigit()]
+    assert [line.split(".")[0] for line in shown] == ["1", "2", "7", "8", "9", "10", "11", "12"]
+    assert "(steps 3–6 of 12 are cut here" in text
+
+
+def test_the_compressor_is_told_how_many_sentences_were_left_out() -> None:
+    noise = chunk("noise", "Weather", "It rains a lot in the isles. Snow is rare and seldom lies long.")
+    text, left_out, _ = render_for_compression(record_with(noise, KARN, ADA), Q, max_sentences=2)
+    assert left_out == 2 and "(2 less relevant sentence(s) left out, from noise#0)" in text

@@ -253,3 +253,21 @@ def test_the_token_budget_stops_a_run_with_its_best_answer(settings: Settings, o
     _, result = run(agent)
     assert result.stop_reason == "budget-tokens" and result.status == RunStatus.BUDGET_EXHAUSTED
     assert result.rounds == 1 and result.answer == "1849"
+
+
+def test_a_round_ends_when_its_raw_trajectory_passes_the_token_threshold(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(), search("Karn Point Lighthouse designer"),  # one observation passes 200 tokens
+        update(facts=["The tower was designed by the civil engineer Ada Vellacott"]), final("unknown"),
+    )
+    long_text = " ".join(["The harbour records list every keeper and every storm of the decade."] * 20)
+    orrin.add("karn-records", "Karn Point Lighthouse designer records", long_text)
+    agent = make_agent(settings, orrin, llm, round_token_threshold=200, max_rounds=1)
+    _, result = run(agent)
+    assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "tokens"
+
+
+def test_the_time_budget_stops_a_run(settings: Settings, orrin: MemoryCorpus) -> None:
+    agent = make_agent(settings, orrin, ScriptedLLM().enqueue(constraints()), max_seconds=1e-9)
+    _, result = run(agent)
+    assert result.stop_reason == "budget-time" and result.status == RunStatus.FAILED and result.rounds == 0

@@ -78,6 +78,12 @@ def render_for_compression(
             found = step.observation.removeprefix("calculate ")
         arrow = f" → {found}" if found else ""
         actions.append(f"{step.index}. {step.tool} {step.argument!r}{arrow}")
+    if len(actions) > MAX_ACTIONS_SHOWN:  # the start says what was asked, the end what was found last
+        latest = MAX_ACTIONS_SHOWN - KEEP_FIRST_ACTIONS
+        cut = len(actions) - MAX_ACTIONS_SHOWN
+        note = (f"(steps {KEEP_FIRST_ACTIONS + 1}–{KEEP_FIRST_ACTIONS + cut} of {len(actions)} are cut here; "
+                "their texts are among the sentences below)")
+        actions = [*actions[:KEEP_FIRST_ACTIONS], note, *actions[-latest:]]
     candidates: list[tuple[Chunk, str]] = []
     seen: set[str] = set()
     for step in record.steps:
@@ -118,11 +124,18 @@ def render_for_compression(
     shown = [Sentence(*candidates[i]) for i in sorted(ranked)]
     head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
     body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
-    return f"{head}\n\nSentences found:\n{body}", len(candidates) - len(ranked), shown
+    left_out = len(candidates) - len(ranked)
+    if left_out:
+        dropped = sorted({candidates[i][0].chunk_id for i in range(len(candidates)) if i not in set(ranked)})
+        body += (f"\n({left_out} less relevant sentence(s) left out, from {', '.join(dropped[:6])}"
+                 + (" …" if len(dropped) > 6 else "") + ")")
+    return f"{head}\n\nSentences found:\n{body}", left_out, shown
 
 
 Relevance = Callable[[list[str], list[str]], list[float]]
 MAX_SENTENCES_PER_TEXT = 3
+MAX_ACTIONS_SHOWN = 8  # of a long (carried) round: the first KEEP_FIRST_ACTIONS and the latest ones
+KEEP_FIRST_ACTIONS = 2
 _ASKS_NUMBER = re.compile(r"\b(year|when|date|how (many|much|long|old|tall|high|far|big))\b", re.IGNORECASE)
 
 
