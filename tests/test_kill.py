@@ -1,0 +1,99 @@
+"""A real `ask` process killed with SIGKILL at several points, resumed each time: the run ends in
+the same rounds and answer as an uninterrupted one, and no committed round is rewritten."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from retrac_local.api import Retrac
+from retrac_local.config import load_settings
+from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.runstore import RunStore
+from tests.conftest import DEMO_DOCS
+
+pytestmark = pytest.mark.slow  # a dozen processes; about half a minute
+
+TARGET = Path(__file__).with_name("kill_target.py")
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+
+
+def environment(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
+    env.update(RETRAC_HOME=str(home), RETRAC_MEMORY__ENABLED="false", RETRAC_BUDGET__MIN_ROUND_TOKENS="0",
+               RETRAC_BUDGET__MAX_STEPS_PER_ROUND="2", RETRAC_RETRIEVAL__EMBEDDER="hashing")
+    return env
+
+
+def prepared(home: Path) -> dict[str, str]:
+    env = environment(home)
+    Retrac(load_settings(home=home, retrieval={"embedder": "hashing"}), embedder=HashingEmbedder()).ingest([DEMO_DOCS])
+    return env
+
+
+def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(TARGET), *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def committed(home: Path, run_id: str) -> dict[int, tuple[str, float]]:
+    store = RunStore(home / "runs.sqlite")
+    try:
+        return {r["iteration"]: (str(r["state"]), r["created"]) for r in store.rounds(run_id)}
+    finally:
+        store.close()
+
+
+def test_sigkill_at_several_points_then_resume_ends_like_an_uninterrupted_run(tmp_path: Path) -> None:
+    reference_env = prepared(tmp_path / "reference")
+    done = start(reference_env, "ask", Q)
+    lines = done.communicate(timeout=120)[0].splitlines()
+    assert done.returncode == 0 and lines[-1].startswith("RunFinished")
+    ref_id = lines[0].split('"run_id": "')[1].split('"')[0]
+    reference = RunStore(tmp_path / "reference" / "runs.sqlite")
+    ref_rounds = [r["state"] for r in reference.rounds(ref_id)]
+    assert len(ref_rounds) == 3
+
+    home = tmp_path / "killed"
+    env = prepared(home)
+    rng = random.Random(7)
+    run_id, kills, seen_before = None, 0, {}
+    for lines_before_kill in range(2, 40):
+        proc = start(env, *(("resume", run_id) if run_id else ("ask", Q)))
+        assert proc.stdout is not None
+        read = [proc.stdout.readline() for _ in range(lines_before_kill)]
+        if run_id is None:
+            run_id = read[0].split('"run_id": "')[1].split('"')[0]
+        time.sleep(rng.uniform(0, 0.2))  # often inside an LLM call, sometimes inside a commit
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            kills += 1
+        proc.wait(timeout=60)
+        proc.stdout.close()
+        proc.stderr.close()
+        now = committed(home, run_id)
+        assert all(now[i] == seen_before[i] for i in seen_before), "a committed round was rewritten"
+        seen_before = now
+        if proc.returncode == 0 and any(line.startswith("RunFinished") for line in read):
+            break
+    else:
+        pytest.fail("the run never finished")
+    if RunStore(home / "runs.sqlite").run(run_id)["status"] == "running":  # killed after the last line was read
+        final = start(env, "resume", run_id)
+        assert final.wait(timeout=60) == 0
+    assert kills >= 3, kills
+    store = RunStore(home / "runs.sqlite")
+    rounds = store.rounds(run_id)
+    assert [r["iteration"] for r in rounds] == [1, 2, 3]
+    assert [r["state"] for r in rounds] == ref_rounds  # the same states as the uninterrupted run
+    run = store.run(run_id)
+    assert run["status"] == "answered" and run["answer"] == reference.run(ref_id)["answer"] == "1849"
+    calls = store.calls(run_id)
+    assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
