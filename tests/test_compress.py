@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.compress import apply_update, bound_size, compress
+from retrac_local.agent.compress import apply_update, bound_size, compress, flag_unanchored
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
 from retrac_local.corpus.memory import MemoryCorpus
@@ -145,3 +145,13 @@ def test_the_compressor_is_told_how_many_sentences_were_left_out() -> None:
     noise = chunk("noise", "Weather", "It rains a lot in the isles. Snow is rare and seldom lies long.")
     text, left_out, _ = render_for_compression(record_with(noise, KARN, ADA), Q, max_sentences=2)
     assert left_out == 2 and "(2 less relevant sentence(s) left out, from noise#0)" in text
+
+
+def test_an_answer_not_connected_to_the_question_gets_an_open_question_from_code() -> None:
+    jonas = Evidence(id="E1", fact="Jonas Pell was born in 1856", source="jonas-pell#0",
+                     quote="Jonas Pell was a lighthouse engineer born in 1856.", verified="yes", round=1)
+    flagged = flag_unanchored(state().model_copy(update={"answer": "1856", "evidence": [jonas]}))
+    assert flagged.uncertainties[0].startswith("No verified evidence mentions Karn Point")
+    anchored_state = state().model_copy(update={"answer": "1849", "evidence": [jonas.model_copy(
+        update={"fact": "Ada Vellacott designed the Karn Point Lighthouse", "source": "karn#0"})]})
+    assert flag_unanchored(anchored_state).uncertainties == []

@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from retrac_local.agent import prompts
-from retrac_local.agent.convergence import answer_supported, converged
+from retrac_local.agent.convergence import answer_supported, converged, question_names
 from retrac_local.agent.diff import diff_states
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.schemas import Action
@@ -20,8 +20,10 @@ from retrac_local.tools import tool_descriptions
 from tests.scripts import constraints, final, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
-BORN = Evidence(id="E1", fact="Ada Vellacott was born in 1849", source="ada#0",
+BORN = Evidence(id="E1", fact="Ada Vellacott, who designed the Karn Point Lighthouse, was born in 1849", source="ada#0",
                 quote="She was born on 3 May 1849 in Port Saltry.", verified="yes", round=1)
+ELSEWHERE = Evidence(id="E1", fact="Jonas Pell was born in 1856", source="jonas-pell#0",
+                     quote="Jonas Pell was a lighthouse engineer born in 1856.", verified="yes", round=1)
 
 
 def state(**kw) -> ResearchState:
@@ -46,9 +48,18 @@ def test_an_answer_counts_only_when_verified_evidence_states_it_or_a_backed_conc
     (state(iteration=1, next_plan=["search X"]), state(iteration=2, next_plan=["search X"], evidence=[BORN]), False, "plan-repeated"),
     (state(iteration=1, evidence=[BORN]), state(iteration=2, evidence=[BORN], uncertainties=["?"]), False, "saturated"),
     (state(iteration=0), state(iteration=1, uncertainties=["?"]), False, None),  # the first round may find nothing
+    # supported by a verified quote, but about another engineer: not connected to the question yet
+    (state(iteration=1), state(iteration=2, answer="1856", evidence=[ELSEWHERE]), True, None),
 ])
 def test_convergence_reasons(before: ResearchState, after: ResearchState, finished: bool, reason: str | None) -> None:
     assert converged(before, after, diff_states(before, after), finished) == reason
+
+
+def test_question_names_are_the_entities_asked_about() -> None:
+    assert question_names(Q) == ["Karn Point Lighthouse"]
+    assert question_names("Between Harvey Pekar and Denise Levertov who was born earlier?") == ["Harvey Pekar", "Denise Levertov"]
+    assert question_names("The Battle of Uddevalla occurred during what wars?") == ["Battle of Uddevalla"]
+    assert question_names("What kind of comedian was Michael McIntyre's father?") == ["Michael McIntyre"]
 
 
 def test_every_tool_call_names_its_gap() -> None:

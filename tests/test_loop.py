@@ -164,7 +164,7 @@ def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(sett
         raise KeyboardInterrupt
 
     llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(
-        facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), crash)
+        facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"], answer="1849"), crash)
     events = make_agent(settings, orrin, llm).ask(Q)
     started = next(events)
     with pytest.raises(KeyboardInterrupt):
@@ -191,9 +191,10 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
     llm = ScriptedLLM().enqueue(
         constraints(),
         finish("1856"), search("Karn Point Lighthouse designer"), search("Ada Vellacott born"),
-        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),  # would converge: but only 2 calls made
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
+               answer="1849"),  # would converge: but only 2 calls made
         search("Jonas Pell"), finish("1849"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),
-        final("1849", "E1"),
+        final("1849", "E2"),
     )
     agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3)
     events, result = run(agent)
@@ -226,17 +227,17 @@ def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_
     llm = ScriptedLLM().enqueue(
         constraints(),
         search("zzyzx qwerty"),                           # slot 1: nothing found
-        search("Ada Vellacott born"),                     # slot 2: the same round goes on
-        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
+        search("Karn Point Lighthouse designer"),         # slot 2: the same round goes on
+        update(facts=["The tower was designed by Ada Vellacott"], answer="1849"),
         final("1849", "E1"),
     )
-    agent = make_agent(settings, orrin, llm, max_steps_per_round=1, max_rounds=3)
+    agent = make_agent(settings, orrin, llm, max_steps_per_round=1, max_rounds=2)
     events, result = run(agent)
     carried = [e for e in events if isinstance(e, RoundCarried)]
     assert [(e.iteration, e.tool_calls, e.new_tokens) for e in carried] == [(1, 1, 0)]
     rounds = agent.store.rounds(result.run_id)
     assert [r["iteration"] for r in rounds] == [1] and rounds[0]["stats"]["slots"] == 2
-    assert [s["argument"] for s in rounds[0]["trajectory"]["steps"]] == ["zzyzx qwerty", "Ada Vellacott born"]
+    assert [s["argument"] for s in rounds[0]["trajectory"]["steps"]] == ["zzyzx qwerty", "Karn Point Lighthouse designer"]
     replayed = llm.calls[2].messages  # the second slot's planner sees the first slot's step again
     assert '"query": "zzyzx qwerty"' in replayed[2]["content"] and "found nothing" in replayed[3]["content"]
     assert sum(1 for c in llm.calls if c.schema is not None and c.schema.__name__ == "StateUpdate") == 1
@@ -271,3 +272,15 @@ def test_the_time_budget_stops_a_run(settings: Settings, orrin: MemoryCorpus) ->
     agent = make_agent(settings, orrin, ScriptedLLM().enqueue(constraints()), max_seconds=1e-9)
     _, result = run(agent)
     assert result.stop_reason == "budget-time" and result.status == RunStatus.FAILED and result.rounds == 0
+
+
+def test_a_planner_stuck_on_one_search_ends_the_round(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(), search("Jonas Pell"), search("Jonas Pell"), search("jonas pell"),
+        update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]), final("1856"),
+    )
+    agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=6)
+    _, result = run(agent)
+    stats = agent.store.rounds(result.run_id)[0]["stats"]
+    assert stats["end_reason"] == "repeats" and stats["tool_calls"] == 3
+    assert [c.temperature for c in llm.calls[1:4]] == [None, None, RESAMPLE_TEMPERATURE]

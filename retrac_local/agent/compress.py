@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrac_local.agent import prompts
+from retrac_local.agent.convergence import anchored, question_names
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
@@ -163,11 +164,21 @@ def compress(
         })
         return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
     state, problems = best
-    state = bound_size(state, state_max_tokens, compressor.count_tokens)
+    state = bound_size(flag_unanchored(state), state_max_tokens, compressor.count_tokens)
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
     rejected = [p for p in problems if not p.startswith("drift:")]
     return CompressionOutcome(state, diff, attempts, rejected=rejected, sentences_left_out=left_out)
+
+
+def flag_unanchored(state: ResearchState) -> ResearchState:
+    """An answer no verified evidence connects to what the question names gets an open question,
+    written by code, so the next round looks for the link instead of confirming the answer."""
+    if not state.answer or anchored(state):
+        return state
+    names = question_names(state.question)
+    gap = f"No verified evidence mentions {' or '.join(names)} yet: how is {state.answer!r} connected to it?"
+    return state.model_copy(update={"uncertainties": _dedupe([gap, *state.uncertainties])})
 
 
 def bound_size(state: ResearchState, max_tokens: int, count_tokens: Callable[[str], int]) -> ResearchState:

@@ -47,6 +47,7 @@ from retrac_local.tools import TOOL_NAMES, Observation, argument_of
 from retrac_local.verify import normalise, quote_in
 
 MAX_INVALID_ACTIONS = 2
+MAX_REPEATS = 2  # refused repeated searches in a row that end a round
 MAX_CITATIONS = 4
 RESAMPLE_TEMPERATURE = 0.8
 
@@ -199,7 +200,7 @@ class ResearchAgent:
                 messages += [{"role": "assistant", "content": step.action_json()},
                              {"role": "user", "content": step.observation}]
         calls_before = record.tool_calls
-        trajectory_tokens, invalid, refused = 0, 0, 0
+        trajectory_tokens, invalid, refused, repeats = 0, 0, 0, 0
         resample: float | None = None  # after a repeated query, sample instead of decoding greedily
         while record.tool_calls - calls_before < budget.max_steps_per_round:
             try:
@@ -244,11 +245,15 @@ class ResearchAgent:
             argument = argument_of(call)
             observation = self.toolbox.use(call)
             interrupt.check()
-            resample = RESAMPLE_TEMPERATURE if observation.error == REPEATED else None
+            repeats = repeats + 1 if observation.error == REPEATED else 0
+            resample = RESAMPLE_TEMPERATURE if repeats else None
             step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
                         error=observation.error, chunks=observation.chunks)
             record.steps.append(step)
             yield StepTaken(record.iteration, step.index, call.tool, argument, action.gap, _summary(observation))
+            if repeats >= MAX_REPEATS:  # the planner is stuck on one search: compress and rethink
+                record.end_reason = "repeats"
+                return
             trajectory_tokens += self.planner.count_tokens(step.render())
             if trajectory_tokens > budget.round_token_threshold:
                 record.end_reason = "tokens"
