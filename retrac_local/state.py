@@ -31,6 +31,7 @@ class Evidence(Strict):
         "replaced by the source's own text; no: not checked against the source",
     )
     round: int = Field(0, ge=0, description="round that added it")
+    title: str = Field("", description="title of the source document, set by code")
 
 
 class Conclusion(Strict):
@@ -62,7 +63,8 @@ class ResearchState(Strict):
         lines.append(f"Current answer: {self.answer if self.answer else '(none yet)'}")
         lines.append("Evidence:" if self.evidence else "Evidence: (none yet)")
         for e in self.evidence:
-            lines.append(f'  [{e.id}] ({e.source}, verified={e.verified}) {e.fact} — "{e.quote}"')
+            where = f"{e.title}, {e.source}" if e.title else e.source
+            lines.append(f'  [{e.id}] ({where}, verified={e.verified}) {e.fact} — "{e.quote}"')
         if self.conclusions:
             lines.append("Conclusions:")
             for c in self.conclusions:

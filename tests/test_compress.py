@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.compress import apply_update, bound_size, compress, flag_unanchored
+from retrac_local.agent.compress import add_anchor, apply_update, bound_size, compress, flag_unconnected
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
 from retrac_local.corpus.memory import MemoryCorpus
@@ -148,10 +148,26 @@ def test_the_compressor_is_told_how_many_sentences_were_left_out() -> None:
 
 
 def test_an_answer_not_connected_to_the_question_gets_an_open_question_from_code() -> None:
-    jonas = Evidence(id="E1", fact="Jonas Pell was born in 1856", source="jonas-pell#0",
+    jonas = Evidence(id="E1", fact="Jonas Pell was born in 1856", source="jonas-pell#0", title="Jonas Pell (engineer)",
                      quote="Jonas Pell was a lighthouse engineer born in 1856.", verified="yes", round=1)
-    flagged = flag_unanchored(state().model_copy(update={"answer": "1856", "evidence": [jonas]}))
-    assert flagged.uncertainties[0].startswith("No verified evidence mentions Karn Point")
-    anchored_state = state().model_copy(update={"answer": "1849", "evidence": [jonas.model_copy(
-        update={"fact": "Ada Vellacott designed the Karn Point Lighthouse", "source": "karn#0"})]})
-    assert flag_unanchored(anchored_state).uncertainties == []
+    flagged = flag_unconnected(state().model_copy(update={"answer": "1856", "evidence": [jonas]}))
+    assert flagged.uncertainties[0].startswith("No verified evidence mentions Karn Point Lighthouse yet")
+    designer = Evidence(id="E2", fact="The tower was designed by Ada Vellacott", source="karn#0", title="Karn Point Lighthouse",
+                        quote=KARN.text, verified="yes", round=1)
+    wrong_chain = state().model_copy(update={"answer": "1856", "evidence": [jonas, designer]})
+    assert "is not linked to what the evidence says about Karn Point Lighthouse" in flag_unconnected(wrong_chain).uncertainties[0]
+    born = Evidence(id="E3", fact="She was born on 3 May 1849", source="ada#0", title="Ada Vellacott",
+                    quote=ADA.text, verified="yes", round=1)
+    right_chain = state().model_copy(update={"answer": "1849", "evidence": [jonas, designer, born]})
+    assert flag_unconnected(right_chain).uncertainties == []
+
+
+def test_code_adds_the_first_hop_when_the_model_skipped_it() -> None:
+    update_only_jonas = StateUpdate.model_validate(update(facts=["Jonas Pell was born in 1856"], answer="1856"))
+    jonas = chunk("jonas-pell", "Jonas Pell (engineer)", "Jonas Pell was a lighthouse engineer born in 1856 in Orley.")
+    sentences = SENTENCES + [Sentence(jonas, jonas.text)]
+    new, _ = apply_update(state(), update_only_jonas, sentences, 1, [])
+    anchored = add_anchor(new, sentences, 1)
+    added = anchored.evidence[-1]
+    assert (added.source, added.quote, added.verified, added.title) == ("karn#0", KARN.text, "yes", KARN.title)
+    assert add_anchor(anchored, sentences, 1) == anchored  # once there is a first hop, code adds nothing

@@ -7,8 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from retrac_local.agent import prompts
-from retrac_local.agent.convergence import answer_supported, converged, question_names
+from retrac_local.agent.convergence import answer_supported, converged
 from retrac_local.agent.diff import diff_states
+from retrac_local.agent.linking import question_names
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.schemas import Action
 from retrac_local.config import Settings

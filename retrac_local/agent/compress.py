@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrac_local.agent import prompts
-from retrac_local.agent.convergence import anchored, question_names
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
+from retrac_local.agent.linking import anchored_evidence, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
-from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
+from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.state import Conclusion, Evidence, ResearchState
@@ -61,7 +61,7 @@ def apply_update(
         if _duplicate(evidence, best.chunk.chunk_id, best.text):
             continue
         evidence.append(Evidence(id=_next_id(evidence), fact=fact, source=best.chunk.chunk_id, quote=best.text,
-                                 verified=level, round=iteration))
+                                 verified=level, round=iteration, title=best.chunk.title))
         added += 1
     ids = {e.id for e in evidence}
     dropped = {i for i in update.drop_evidence if i in ids}
@@ -149,6 +149,7 @@ def compress(
             continue
         assert isinstance(generation.parsed, StateUpdate)
         state, problems = apply_update(prev, generation.parsed, sentences, record.iteration, failures)
+        state = add_anchor(state, sentences, record.iteration)
         attempts.append({"problems": problems})
         best = (state, problems)
         fixable = [p for p in problems if not p.startswith("drift:")]
@@ -164,20 +165,43 @@ def compress(
         })
         return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
     state, problems = best
-    state = bound_size(flag_unanchored(state), state_max_tokens, compressor.count_tokens)
+    state = bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens)
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
     rejected = [p for p in problems if not p.startswith("drift:")]
     return CompressionOutcome(state, diff, attempts, rejected=rejected, sentences_left_out=left_out)
 
 
-def flag_unanchored(state: ResearchState) -> ResearchState:
+def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) -> ResearchState:
+    """When no verified evidence is about a name the question asks about yet, code adds the sentence
+    of the round's texts on that name that shares most words with the question (the first hop of a
+    multi-hop question: "The tower was designed by …"); small models skip it for a sentence that
+    looks like an answer."""
+    names = question_names(state.question)
+    if not names or anchored_evidence(state):
+        return state
+    name_words = {w for n in names for w in re.findall(r"\w+", n.lower())}
+    asked = {w for w in re.findall(r"\w{3,}", state.question.lower()) if w not in name_words} - STOP_WORDS
+    best, best_score = None, 0
+    for s in sentences:
+        if not any(mentions(s.chunk.title, n) for n in names):
+            continue
+        score = len(asked & set(re.findall(r"\w{3,}", s.text.lower())))
+        if score > best_score and not _duplicate(state.evidence, s.chunk.chunk_id, s.text):
+            best, best_score = s, score
+    if best is None:
+        return state
+    anchor = Evidence(id=_next_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
+                      verified="yes", round=iteration, title=best.chunk.title)
+    return state.model_copy(update={"evidence": [*state.evidence, anchor]})
+
+
+def flag_unconnected(state: ResearchState) -> ResearchState:
     """An answer no verified evidence connects to what the question names gets an open question,
     written by code, so the next round looks for the link instead of confirming the answer."""
-    if not state.answer or anchored(state):
+    gap = missing_link(state)
+    if gap is None:
         return state
-    names = question_names(state.question)
-    gap = f"No verified evidence mentions {' or '.join(names)} yet: how is {state.answer!r} connected to it?"
     return state.model_copy(update={"uncertainties": _dedupe([gap, *state.uncertainties])})
 
 

@@ -293,7 +293,7 @@ class ResearchAgent:
                 if any(e.source == item["source"] and e.quote == item["quote"] for e in seeds):
                     continue
                 seeds.append(Evidence(id=f"E{len(seeds) + 1}", fact=item["fact"], source=item["source"],
-                                      quote=item["quote"], verified=item["verified"], round=0))
+                                      quote=item["quote"], verified=item["verified"], round=0, title=chunk.title))
                 taken += 1
             used.append({"run_id": past.run_id, "question": past.question, "similarity": past.similarity,
                          "evidence_offered": len(past.evidence), "evidence_seeded": taken})

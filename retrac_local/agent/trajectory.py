@@ -113,8 +113,11 @@ def render_for_compression(
     # A question that asks for a year or a quantity is answered by a sentence that holds a number.
     wants_number = bool(_ASKS_NUMBER.search(question))
 
-    def within_text(i: int) -> tuple[bool, float]:
-        return (not (wants_number and any(ch.isdigit() for ch in candidates[i][1])), -to_question[i])
+    def within_text(i: int) -> float:
+        # A number helps, but does not outrank relevance: in a bridge question the year asked for is
+        # the last hop's, and the first hop's text is needed for the link ("designed by …"), not a date.
+        number = wants_number and any(ch.isdigit() for ch in candidates[i][1])
+        return -(to_question[i] + (NUMBER_BONUS if number else 0.0))
 
     queues = [sorted(q, key=within_text)[:MAX_SENTENCES_PER_TEXT] for q in by_chunk.values()]
     ranked: list[int] = []
@@ -134,6 +137,7 @@ def render_for_compression(
 
 Relevance = Callable[[list[str], list[str]], list[float]]
 MAX_SENTENCES_PER_TEXT = 3
+NUMBER_BONUS = 0.1
 MAX_ACTIONS_SHOWN = 8  # of a long (carried) round: the first KEEP_FIRST_ACTIONS and the latest ones
 KEEP_FIRST_ACTIONS = 2
 _ASKS_NUMBER = re.compile(r"\b(year|when|date|how (many|much|long|old|tall|high|far|big))\b", re.IGNORECASE)
@@ -144,12 +148,12 @@ def _informative(sentence: str) -> bool:
     return not sentence.startswith("#") and len(sentence.split()) >= 4
 
 
-_STOP = frozenset(["the", "and", "for", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "how", "did", "does", "with", "from", "that", "this", "are", "has", "had", "have", "its", "into", "than", "then", "there", "their", "they", "been", "also"])
+STOP_WORDS = frozenset(["the", "and", "for", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "how", "did", "does", "with", "from", "that", "this", "are", "has", "had", "have", "its", "into", "than", "then", "there", "their", "they", "been", "also"])
 
 
 def word_overlap(texts: list[str], queries: list[str]) -> list[float]:
     """The largest share of a query's words (stop words aside) that a text contains."""
-    query_words = [set(re.findall(r"\w{3,}", q.lower())) - _STOP for q in queries]
+    query_words = [set(re.findall(r"\w{3,}", q.lower())) - STOP_WORDS for q in queries]
     out = []
     for text in texts:
         words = set(re.findall(r"\w{3,}", text.lower()))

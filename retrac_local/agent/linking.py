@@ -1,0 +1,121 @@
+"""How verified evidence connects an answer to the question, checked by code.
+
+A multi-hop answer is a chain: the question names an entity (the Karn Point Lighthouse); a piece of
+evidence about it names the next one (designed by Ada Vellacott); a piece about that one holds the
+answer (born in 1849). Small models take shortcuts: a sentence with the right kind of value about
+another entity (Jonas Pell, born in 1856) looks like an answer. Code checks the chain: the evidence
+that states the answer must be about a name the question asks about, or share a name with evidence
+that is. Names are runs of capitalised words, and each piece of evidence also carries the title of
+its source document.
+"""
+
+from __future__ import annotations
+
+import re
+
+from retrac_local.state import Evidence, ResearchState
+from retrac_local.verify import normalise
+
+_QUESTION_WORDS = frozenset(
+    ["in", "which", "what", "who", "whom", "whose", "when", "where", "how", "why", "is", "are", "was", "were", "did", "does", "do", "the", "a", "an", "between", "of", "on", "at", "for", "by", "to", "and", "or", "both", "than", "that", "this", "these", "those", "name", "during", "after", "before", "near"]
+)
+# Capitalised words that open sentences or stand for a name without being one.
+_NOT_NAMES = _QUESTION_WORDS | frozenset(["it", "its", "he", "she", "his", "her", "they", "their", "there", "here", "today", "its", "also"])
+
+
+def _spans(text: str, skip_first: frozenset[str]) -> list[str]:
+    tokens = re.findall(r"[\w'’.-]+|[^\w\s]", text)
+    names: list[str] = []
+    current: list[str] = []
+    for i, token in enumerate(tokens):
+        sentence_start = i == 0 or tokens[i - 1] in ".!?:;\"(" and not current
+        capital = token[:1].isupper() and not (sentence_start and token.lower() in skip_first)
+        joins = bool(current) and token.lower() in ("of", "the", "de") and i + 1 < len(tokens) and tokens[i + 1][:1].isupper()
+        if capital or joins:
+            current.append(re.sub(r"['’]s?$", "", token).strip(".,"))
+            continue
+        if current:
+            names.append(" ".join(current))
+            current = []
+    if current:
+        names.append(" ".join(current))
+    return list(dict.fromkeys(n for n in names if n))
+
+
+def question_names(question: str) -> list[str]:
+    """The names a question is about: runs of capitalised words ("Karn Point Lighthouse"), joined
+    across "of"/"the"/"de" ("Battle of Uddevalla"), a possessive 's dropped, a leading question word
+    skipped."""
+    return _spans(question, _QUESTION_WORDS)
+
+
+def names_in(text: str) -> list[str]:
+    return [n for n in _spans(text, _NOT_NAMES) if n.lower() not in _NOT_NAMES]
+
+
+def _words(name: str) -> list[str]:
+    return [w for w in re.findall(r"\w+", name.lower()) if len(w) >= 3 or w.isdigit()]
+
+
+def mentions(text: str, name: str) -> bool:
+    """At least two thirds of the name's words occur in the text ("Karn Point Light" for "Karn Point Lighthouse")."""
+    words = _words(name)
+    hay = set(re.findall(r"\w+", normalise(text).lower()))
+    return bool(words) and sum(w in hay for w in words) * 3 >= len(words) * 2
+
+
+def evidence_text(e: Evidence) -> str:
+    return f"{e.title} {e.fact} {e.quote}"
+
+
+def evidence_names(e: Evidence) -> set[str]:
+    title = re.sub(r"\s*\([^)]*\)\s*$", "", e.title)  # "Jonas Pell (engineer)" → "Jonas Pell"
+    return {n.lower() for n in [*names_in(e.fact), *names_in(e.quote), *([title] if title else [])]}
+
+
+def backed(state: ResearchState) -> list[Evidence]:
+    return [e for e in state.evidence if e.verified in ("yes", "partial")]
+
+
+def anchored_evidence(state: ResearchState) -> list[Evidence]:
+    """Verified evidence about a name the question asks about."""
+    names = question_names(state.question)
+    return [e for e in backed(state) if any(mentions(evidence_text(e), n) for n in names)]
+
+
+def answer_evidence(state: ResearchState) -> list[Evidence]:
+    """Verified evidence that states the answer, or that a conclusion stating it cites."""
+    if not state.answer:
+        return []
+    answer = normalise(state.answer).lower()
+    words = [w for w in re.findall(r"\w+", answer) if len(w) >= 3 or w.isdigit()]
+    if not words:
+        return []
+    pool = backed(state)
+    direct = [e for e in pool if all(w in normalise(f"{e.quote} {e.fact}").lower() for w in words)]
+    ids = {i for c in state.conclusions if all(w in normalise(c.text).lower() for w in words) for i in c.evidence_ids}
+    return direct + [e for e in pool if e.id in ids and e not in direct]
+
+
+def connected(state: ResearchState) -> bool:
+    """The answer's evidence is about a question name, or shares a name with evidence that is. A
+    question that names nothing, and a yes/no answer, pass."""
+    if not question_names(state.question) or normalise(state.answer or "").lower() in ("yes", "no"):
+        return True
+    anchors = anchored_evidence(state)
+    answers = answer_evidence(state)
+    if any(a in anchors for a in answers):
+        return True
+    anchor_names = set().union(*(evidence_names(e) for e in anchors)) if anchors else set()
+    return any(evidence_names(a) & anchor_names for a in answers)
+
+
+def missing_link(state: ResearchState) -> str | None:
+    """The open question code writes when the answer is not connected to the question, or None."""
+    if not state.answer or connected(state):
+        return None
+    names = " or ".join(question_names(state.question))
+    if not anchored_evidence(state):
+        return f"No verified evidence mentions {names} yet: how is {state.answer!r} connected to it?"
+    return (f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}: "
+            "check which entity the question means.")
