@@ -69,8 +69,7 @@ def evidence_text(e: Evidence) -> str:
 
 
 def evidence_names(e: Evidence) -> set[str]:
-    title = re.sub(r"\s*\([^)]*\)\s*$", "", e.title)  # "Jonas Pell (engineer)" → "Jonas Pell"
-    return {n.lower() for n in [*names_in(e.fact), *names_in(e.quote), *([title] if title else [])]}
+    return {n.lower() for n in [*names_in(e.fact), *names_in(e.quote), *([_entity(e)] if e.title else [])]}
 
 
 def backed(state: ResearchState) -> list[Evidence]:
@@ -93,8 +92,11 @@ def answer_evidence(state: ResearchState) -> list[Evidence]:
         return []
     pool = backed(state)
     direct = [e for e in pool if all(w in normalise(f"{e.quote} {e.fact}").lower() for w in words)]
+    if direct:
+        return direct
+    # A computed answer (an age, a difference) stands in no quote: the evidence its conclusion cites.
     ids = {i for c in state.conclusions if all(w in normalise(c.text).lower() for w in words) for i in c.evidence_ids}
-    return direct + [e for e in pool if e.id in ids and e not in direct]
+    return [e for e in pool if e.id in ids]
 
 
 def connected(state: ResearchState) -> bool:
@@ -103,11 +105,19 @@ def connected(state: ResearchState) -> bool:
     if not question_names(state.question) or normalise(state.answer or "").lower() in ("yes", "no"):
         return True
     anchors = anchored_evidence(state)
-    answers = answer_evidence(state)
-    if any(a in anchors for a in answers):
-        return True
-    anchor_names = set().union(*(evidence_names(e) for e in anchors)) if anchors else set()
-    return any(evidence_names(a) & anchor_names for a in answers)
+    return any(a in anchors or any(linked(a, n) for n in anchors) for a in answer_evidence(state))
+
+
+def _entity(e: Evidence) -> str:
+    return re.sub(r"\s*\([^)]*\)\s*$", "", e.title)  # "Jonas Pell (engineer)" → "Jonas Pell"
+
+
+def linked(a: Evidence, b: Evidence) -> bool:
+    """One piece of evidence names the entity the other is about (its document's title); without
+    titles, the two share a name. Shared incidental names (a town, an employer) do not link."""
+    if a.title and b.title:
+        return mentions(f"{b.fact} {b.quote}", _entity(a)) or mentions(f"{a.fact} {a.quote}", _entity(b))
+    return bool(evidence_names(a) & evidence_names(b))
 
 
 def missing_link(state: ResearchState) -> str | None:
