@@ -155,7 +155,8 @@ def test_an_answer_not_connected_to_the_question_gets_an_open_question_from_code
     designer = Evidence(id="E2", fact="The tower was designed by Ada Vellacott", source="karn#0", title="Karn Point Lighthouse",
                         quote=KARN.text, verified="yes", round=1)
     wrong_chain = state().model_copy(update={"answer": "1856", "evidence": [jonas, designer]})
-    assert "is not linked to what the evidence says about Karn Point Lighthouse" in flag_unconnected(wrong_chain).uncertainties[0]
+    gap = flag_unconnected(wrong_chain).uncertainties[0]
+    assert "is not linked to what the evidence says about Karn Point Lighthouse. It names Ada Vellacott" in gap
     born = Evidence(id="E3", fact="She was born on 3 May 1849", source="ada#0", title="Ada Vellacott",
                     quote=ADA.text, verified="yes", round=1)
     right_chain = state().model_copy(update={"answer": "1849", "evidence": [jonas, designer, born]})

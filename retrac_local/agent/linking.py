@@ -127,5 +127,9 @@ def missing_link(state: ResearchState) -> str | None:
     names = " or ".join(question_names(state.question))
     if not anchored_evidence(state):
         return f"No verified evidence mentions {names} yet: how is {state.answer!r} connected to it?"
-    return (f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}: "
-            "check which entity the question means.")
+    about = {_entity(e).lower() for e in backed(state) if e.title}
+    asked = {n.lower() for n in question_names(state.question)}
+    leads = [n for e in anchored_evidence(state) for n in names_in(e.quote)
+             if n.lower() not in about and n.lower() not in asked and not any(mentions(n, q) for q in asked)]
+    follow = f" It names {', '.join(dict.fromkeys(leads[:3]))}: search for the one the question means." if leads else ""
+    return (f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}.{follow}")
