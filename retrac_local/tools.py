@@ -58,14 +58,19 @@ class SearchTool:
     def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80, context_window: int = 1) -> None:
         self.corpus, self.k, self.hit_words, self.context_window = corpus, k, hit_words, context_window
 
-    def __call__(self, args: SearchArgs) -> Observation:
+    def __call__(self, args: SearchArgs, page: int = 0) -> Observation:
+        """Hits `page * k + 1` … `(page + 1) * k`: a search made again shows the next results."""
         query = args.query.strip()
         if not query:
             return Observation("search failed: the query is empty; name what you are looking for", error="empty query")
-        hits = self.corpus.search(query, k=self.k)
+        hits = self.corpus.search(query, k=self.k * (page + 1))[self.k * page:]
         if not hits:
+            if page:
+                return Observation(f'search "{query}" was already made and has no more results; open a chunk id it '
+                                   "gave to read around it, or change the words", error="no more results")
             return Observation(f'search "{query}" found nothing; try other words', error="no results")
-        lines = [f'search "{query}" found {len(hits)}:']
+        more = f" more (results {self.k * page + 1}–{self.k * page + len(hits)}; it was made before)" if page else ""
+        lines = [f'search "{query}" found {len(hits)}{more}:']
         lines += [f"[{h.chunk.chunk_id}] {h.chunk.title}: {_words(h.chunk.text, self.hit_words)}" for h in hits]
         # The planner sees the best chunk of each document; the compressor also gets the chunks around
         # it, since the fact asked for is often a sentence away from the words that matched.

@@ -63,7 +63,8 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert [s.tool for s in steps] == ["search", "open", "search", "search", "finish"]
     assert steps[1].summary == "unknown id" and steps[2].summary == "repeated query"
     assert llm.calls[4].temperature == RESAMPLE_TEMPERATURE and llm.calls[1].temperature is None
-    assert orrin.searches == ["Karn Point Lighthouse designer", "Ada Vellacott born"]  # the repeat never ran
+    # the repeat asked for the next page of results; with three documents there was none
+    assert orrin.searches == ["Karn Point Lighthouse designer", "Karn Point Lighthouse designer", "Ada Vellacott born"]
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert [r.end_reason for r in rounds] == ["steps", "finish"]
     assert [e.reason for e in events if isinstance(e, Converged)] == ["answered"]

@@ -25,3 +25,22 @@ def test_tool_mistakes_are_observations() -> None:
     assert OpenTool(c)(OpenArgs(tool="open", id="nope#9")).error == "unknown id"
     opened = OpenTool(c, window=0, max_words=10)(OpenArgs(tool="open", id="[ada#0]"))
     assert opened.error is None and [ch.chunk_id for ch in opened.chunks] == ["ada#0"]
+
+
+def test_a_search_made_again_shows_its_next_results_then_says_there_are_none(settings) -> None:
+    from retrac_local.agent.toolbox import REPEATED, Toolbox
+
+    c = MemoryCorpus()
+    for i in range(6):
+        c.add(f"light-{i}", f"Light {i}", f"Lighthouse number {i} stands on the coast of the isles.")
+    box = Toolbox(c, settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={"k": 4})}))
+    search = SearchArgs(tool="search", query="lighthouse coast")
+    first, second, third = box.use(search), box.use(search), box.use(search)
+    shown_first = {ch.doc_id for ch in first.chunks}
+    assert len(shown_first) == 4 and first.error is None
+    assert second.error is None and "(results 5–6; it was made before)" in second.text
+    assert {ch.doc_id for ch in second.chunks}.isdisjoint(shown_first) and len({ch.doc_id for ch in second.chunks}) == 2
+    assert third.error == REPEATED and "no more results" in third.text
+    resumed = Toolbox(c, settings)
+    resumed.remember(["Lighthouse  COAST"])  # a search of an earlier sitting: same words, any case or order
+    assert "it was made before" in resumed.use(search).text

@@ -34,7 +34,7 @@ from retrac_local.agent.events import (
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema
-from retrac_local.agent.toolbox import REPEATED, Toolbox, query_key
+from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
@@ -99,7 +99,7 @@ class ResearchAgent:
             return
         steps = [step for r in rounds for step in r["trajectory"]["steps"]]
         self.toolbox = Toolbox(self.corpus, self.settings)
-        self.toolbox.seen_queries = {query_key(s["argument"]) for s in steps if s["tool"] == "search"}
+        self.toolbox.remember([s["argument"] for s in steps if s["tool"] == "search" and s["error"] != REPEATED])
         self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
         self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
         self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}

@@ -27,22 +27,32 @@ class Toolbox:
             "open": OpenTool(corpus, window=r.open_window),
             "calculate": CalculateTool(),
         }
-        self.seen_queries: set[str] = set()  # the searches made in this run
+        self.pages: dict[str, int] = {}  # result pages each search of this run has shown
 
     def descriptions(self) -> str:
         return tool_descriptions(list(self.tools.values()))
 
     def use(self, call: Any) -> Observation:
-        if call.tool == "search":
-            key = query_key(call.query)
-            if key in self.seen_queries:
-                return Observation(f'search "{call.query}" was already made in this run; change the words or the angle',
-                                   error=REPEATED)
-            self.seen_queries.add(key)
         try:
+            if call.tool == "search":
+                key = query_key(call.query)
+                page = self.pages.get(key, 0)
+                search = self.tools["search"]
+                assert isinstance(search, SearchTool)
+                observation = search(call, page=page)
+                if observation.error is None or page == 0:
+                    self.pages[key] = page + 1
+                if page and observation.error:
+                    observation.error = REPEATED  # a search made again with nothing more to show
+                return observation
             return self.tools[call.tool](call)
         except RetracError as e:  # a broken store or index: the model is told, and can change course
             return Observation(f"{call.tool} failed: {e}", error=str(e))
+
+    def remember(self, queries: list[str]) -> None:
+        """Searches made in earlier sittings of the run: made again, they show their next results."""
+        for q in queries:
+            self.pages[query_key(q)] = self.pages.get(query_key(q), 0) + 1
 
 
 def doc_ids(chunk_ids: list[str]) -> list[str]:
