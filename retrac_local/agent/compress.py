@@ -127,10 +127,13 @@ def compress(
     relevance: Relevance | None = None,
 ) -> CompressionOutcome:
     trajectory, left_out, sentences = render_for_compression(record, prev.question, max_sentences, relevance)
-    schema = state_update_schema(bool(sentences), [e.id for e in prev.evidence])
+    # The first hop, when the notes lack it, is added by code before the model writes: the model
+    # then builds on it ("designed by Ada Vellacott" → her birth) instead of grabbing a look-alike.
+    base = add_anchor(prev, sentences, record.iteration)
+    schema = state_update_schema(bool(sentences), [e.id for e in base.evidence])
     messages: list[Message] = [
         {"role": "system", "content": prompts.render("compressor_system")},
-        {"role": "user", "content": prompts.render("compressor_user", state=prev.render(), question=prev.question,
+        {"role": "user", "content": prompts.render("compressor_user", state=base.render(), question=prev.question,
                                                    iteration=record.iteration, trajectory=trajectory)},
     ]
     attempts: list[dict[str, Any]] = []
@@ -148,8 +151,7 @@ def compress(
                          {"role": "user", "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"])}]
             continue
         assert isinstance(generation.parsed, StateUpdate)
-        state, problems = apply_update(prev, generation.parsed, sentences, record.iteration, failures)
-        state = add_anchor(state, sentences, record.iteration)
+        state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures)
         attempts.append({"problems": problems})
         best = (state, problems)
         fixable = [p for p in problems if not p.startswith("drift:")]
