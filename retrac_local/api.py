@@ -88,7 +88,8 @@ class Retrac:
     # -- operations ------------------------------------------------------------------------------
     def ingest(self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None) -> IngestReport:
         r = self.settings.retrieval
-        return Ingester(self.corpus, r.chunk_words, r.chunk_overlap_words, progress).run(paths, prune=prune)
+        return Ingester(self.corpus, r.chunk_words, r.chunk_overlap_words, progress,
+                        limits=self.settings.ingest).run(paths, prune=prune)
 
     def search(self, query: str, k: int | None = None, method: Method | None = None) -> list[Hit]:
         self.corpus.table()  # a clear error when nothing was ingested yet

@@ -73,6 +73,16 @@ class BudgetSettings(Section):
     compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")
 
 
+class IngestSettings(Section):
+    max_file_mb: float = Field(
+        64.0, gt=0, description="files larger than this are reported and skipped (JSON Lines files excepted)"
+    )
+    max_record_mb: float = Field(8.0, gt=0, description="JSON Lines records whose text is larger are reported and skipped")
+    file_timeout_s: float = Field(
+        120.0, ge=0, description="seconds a file may take to parse, in a separate process; 0 = parse in-process, no limit"
+    )
+
+
 class MemorySettings(Section):
     enabled: bool = Field(True, description="seed a new run with the verified evidence of similar past runs")
     max_runs: int = Field(2, ge=1, le=10, description="past runs consulted at most")
@@ -122,6 +132,7 @@ class Settings(BaseSettings):
     sampling: SamplingSettings = Field(default_factory=SamplingSettings, description="decoding parameters")
     budget: BudgetSettings = Field(default_factory=BudgetSettings, description="round, step and token budgets")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="chunking and search")
+    ingest: IngestSettings = Field(default_factory=IngestSettings, description="limits on the files ingested")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="cross-task memory of finished runs")
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
 

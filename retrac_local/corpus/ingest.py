@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sqlite3
 import time
@@ -19,8 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrac_local.config import IngestSettings
 from retrac_local.corpus.chunking import chunk_text
-from retrac_local.corpus.readers import SUPPORTED, Document, UnreadableFile, read_file
+from retrac_local.corpus.readers import (
+    JSONL_SUFFIXES,
+    SUPPORTED,
+    Document,
+    UnreadableFile,
+    read_file,
+    read_jsonl,
+)
+from retrac_local.corpus.sandbox import SandboxedReader
 from retrac_local.corpus.store import Chunk, CorpusStore
 
 BATCH_CHUNKS = 1024  # one embedding call sorts this many by length: less padding
@@ -110,12 +120,25 @@ def _size(path: Path) -> int:
 
 
 def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
-    """Files to ingest: named files as they are, folders walked (sorted) for supported types."""
+    """Files to ingest: named files as they are, folders walked (sorted) for supported types.
+    Links to folders are not followed (no loops); unreadable folders and broken links are reported."""
     for path in paths:
         if path.is_dir():
-            for child in sorted(path.rglob("*")):
-                if child.is_file() and child.suffix.lower() in SUPPORTED and not child.name.startswith("."):
-                    yield child
+            def unreadable(error: OSError) -> None:
+                report.failed.append({"path": str(error.filename), "error": f"cannot read this folder: {error.strerror}"})
+
+            found: list[Path] = []
+            for folder, dirs, names in os.walk(path, onerror=unreadable):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in names:
+                    child = Path(folder) / name
+                    if name.startswith(".") or child.suffix.lower() not in SUPPORTED:
+                        continue
+                    if child.is_file():
+                        found.append(child)
+                    elif child.is_symlink():
+                        report.failed.append({"path": str(child), "error": "broken or looping symbolic link"})
+            yield from sorted(found)
         elif path.is_file():
             yield path
         else:
@@ -124,8 +147,10 @@ def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
 
 class Ingester:
     def __init__(self, store: CorpusStore, chunk_words: int = 120, overlap_words: int = 20,
-                 progress: ProgressFn | None = None) -> None:
+                 progress: ProgressFn | None = None, limits: IngestSettings | None = None) -> None:
         self.store = store
+        self.limits = limits or IngestSettings()
+        self.sandbox = SandboxedReader(self.limits.file_timeout_s) if self.limits.file_timeout_s else None
         self.chunk_words = chunk_words
         self.overlap_words = overlap_words
         self.progress = progress or (lambda event, data: None)
@@ -149,10 +174,18 @@ class Ingester:
             self.store.finish_writes()
         report.seconds = time.perf_counter() - start
         self.manifest.close()
+        if self.sandbox is not None:
+            self.sandbox.close()
         return report
 
     def _ingest_file(self, path: Path, report: IngestReport) -> None:
         key = str(path)
+        jsonl = path.suffix.lower() in JSONL_SUFFIXES
+        size_mb = _size(path) / 1e6
+        if not jsonl and size_mb > self.limits.max_file_mb:
+            report.failed.append({"path": key, "error": f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
+                                  f"{self.limits.max_file_mb:g}; raise that limit to ingest it"})
+            return
         try:
             data = path.read_bytes()
         except OSError as e:
@@ -166,7 +199,7 @@ class Ingester:
             return
         old_doc_ids = known[1] if known else []
         try:
-            documents = list(read_file(path))
+            documents = self._read(path, jsonl)
         except UnreadableFile as e:
             report.failed.append({"path": key, "error": str(e)})
             return
@@ -208,6 +241,13 @@ class Ingester:
         report.documents_added += len(doc_ids)
         report.documents_removed += len(gone)
         report.chunks += chunks_total
+
+    def _read(self, path: Path, jsonl: bool) -> list[Document]:
+        if jsonl:  # plain json.loads per line, streamed in-process; each record's size is capped
+            return list(read_jsonl(path, max_record_chars=int(self.limits.max_record_mb * 1e6)))
+        if self.sandbox is not None:
+            return self.sandbox.read(path)
+        return list(read_file(path))
 
     def _report_progress(self, documents: int, chunks: int, bytes_into_file: int) -> None:
         self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "chunks": chunks,

@@ -7,6 +7,7 @@ goes on with the other files.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -85,6 +86,7 @@ def read_html(path: Path) -> Document:
 
 def read_pdf(path: Path) -> Document:
     pypdf = require("pypdf", purpose="reading PDF files")
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # damaged files are reported once, by us
     try:
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted:
@@ -101,7 +103,7 @@ def read_pdf(path: Path) -> Document:
     return Document(None, title or _first_line_title(text, path.stem), text, str(path))
 
 
-def read_jsonl(path: Path) -> Iterator[Document]:
+def read_jsonl(path: Path, max_record_chars: int | None = None) -> Iterator[Document]:
     """Records `{"doc_id", "title", "text"}`; a bad line is reported in `problems`, the rest go in."""
     problems: list[str] = []
     offset = 0
@@ -117,6 +119,10 @@ def read_jsonl(path: Path) -> Iterator[Document]:
                 continue
             if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
                 problems.append(f'line {number}: no "text" string')
+                continue
+            if max_record_chars is not None and len(record["text"]) > max_record_chars:
+                problems.append(f"line {number}: text of {len(record['text']) / 1e6:.1f} M characters is larger than "
+                                "ingest.max_record_mb; record skipped")
                 continue
             doc_id = record.get("doc_id") or record.get("id")
             yield Document(
