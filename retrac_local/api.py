@@ -15,7 +15,7 @@ from pathlib import Path
 
 from retrac_local.agent.events import Event
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.config import Settings, load_settings
+from retrac_local.config import Settings, check_context, load_settings
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
 from retrac_local.corpus.store import CorpusStore, Hit, Method
@@ -68,12 +68,14 @@ class Retrac:
             from retrac_local.llm.llamacpp import LlamaCppLLM, check_gguf
 
             s = self.settings
+            check_context(s)
             paths = {role: s.model_path(role) for role in ("planner", "compressor")}
             for path in paths.values():
                 check_gguf(path)
             cache = s.cache_dir / "grammars"
-            self._planner = self._planner or LlamaCppLLM(paths["planner"], s.planner, s.sampling, cache)
-            self._compressor = self._compressor or LlamaCppLLM(paths["compressor"], s.compressor, s.sampling, cache)
+            # Loaded now: a damaged file fails here, before a run is created.
+            self._planner = self._planner or LlamaCppLLM(paths["planner"], s.planner, s.sampling, cache).load()
+            self._compressor = self._compressor or LlamaCppLLM(paths["compressor"], s.compressor, s.sampling, cache).load()
         return self._planner, self._compressor
 
     def agent(self) -> ResearchAgent:

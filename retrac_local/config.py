@@ -216,6 +216,32 @@ def _describe(e: ValidationError, origin: str) -> str:
     return f"invalid configuration ({origin}): " + "; ".join(parts)
 
 
+PROMPT_OVERHEAD_TOKENS = 700  # system prompt, tool list, instructions: measured ~550 on the default prompts
+TOKENS_PER_SENTENCE = 45  # a sentence shown to the compressor, with its title
+
+
+def context_needs(settings: Settings) -> dict[str, int]:
+    """Tokens each role's largest prompt plus its output can take under these budgets."""
+    s, b = settings.sampling, settings.budget
+    return {
+        "planner": PROMPT_OVERHEAD_TOKENS + settings.state_max_tokens + b.round_token_threshold + s.action_max_tokens,
+        "compressor": (PROMPT_OVERHEAD_TOKENS + settings.state_max_tokens + b.evidence_sentences * TOKENS_PER_SENTENCE
+                       + s.state_max_tokens),
+    }
+
+
+def check_context(settings: Settings) -> None:
+    """A context window too small for the configured budgets fails here, before any model loads."""
+    for role, need in context_needs(settings).items():
+        n_ctx = getattr(settings, role).n_ctx
+        if n_ctx < need:
+            raise ConfigError(
+                f"{role}.n_ctx = {n_ctx} is smaller than the prompts it must hold under the budgets (about {need:,} "
+                f"tokens); raise {role}.n_ctx, or lower state_max_tokens / budget.round_token_threshold / "
+                "budget.evidence_sentences"
+            )
+
+
 def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings:
     """Build the effective settings; any invalid value raises ConfigError naming it and its origin."""
     path = config_path or config_file_path()

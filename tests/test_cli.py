@@ -100,3 +100,19 @@ def test_models_and_config_errors(runner: CliRunner, monkeypatch: pytest.MonkeyP
     assert all(r["path"].endswith(".gguf") for r in rows)
     monkeypatch.setenv("RETRAC_RETRIEVAL__K", "lots")
     assert "retrieval.k" in one_line_error(invoke(runner, "search", "x"))
+
+
+def test_a_truncated_model_or_a_context_too_small_fails_before_any_long_work(
+        runner: CliRunner, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    invoke(runner, "ingest", str(folder))
+    from retrac_local.config import load_settings
+
+    truncated = tmp_path / "cut.gguf"
+    with open(load_settings().model_path("planner"), "rb") as f:
+        truncated.write_bytes(f.read(1_000_000))  # a real model's first megabyte: a download cut short
+    monkeypatch.setenv("RETRAC_PLANNER__PATH", str(truncated))
+    assert "could not load" in one_line_error(invoke(runner, "ask", "anything?"))
+    monkeypatch.delenv("RETRAC_PLANNER__PATH")
+    monkeypatch.setenv("RETRAC_PLANNER__N_CTX", "1024")
+    line = one_line_error(invoke(runner, "ask", "anything?"))
+    assert "planner.n_ctx = 1024 is smaller than the prompts it must hold" in line

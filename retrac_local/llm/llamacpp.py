@@ -63,6 +63,10 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
                 )
             except (ValueError, RuntimeError) as e:
                 raise ModelError(f"llama.cpp could not load {path}: {e}. Is it a complete GGUF file?") from e
+            trained = llama._model.n_ctx_train()  # noqa: SLF001 (no public accessor in llama-cpp-python)
+            if settings.n_ctx > trained:
+                raise ModelError(f"n_ctx = {settings.n_ctx} is more than {path.name} was trained for ({trained}); "
+                                 f"set n_ctx to {trained} or less for this model")
             _LOADED[key] = (llama, SchemaConstrainer(llama, cache_dir))
         return _LOADED[key]
 
