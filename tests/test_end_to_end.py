@@ -17,7 +17,7 @@ from retrac_local.config import load_settings
 from tests.conftest import DEMO_DOCS, demo_questions
 
 pytestmark = pytest.mark.slow
-RETRAC = [sys.executable, "-m", "retrac_local.cli.main"]
+RETRAC = [sys.executable, "-m", "tests.offline"]  # the command, with internet sockets made impossible
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +32,17 @@ def demo_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_real_embeddings_find_the_right_document(demo_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from retrac_local.api import Retrac
+    import socket
 
+    from retrac_local.api import Retrac
+    from tests.offline import NoNetworkSocket
+
+    monkeypatch.setattr(socket, "socket", NoNetworkSocket)
     monkeypatch.setenv("RETRAC_HOME", str(demo_home))
     app = Retrac(load_settings())
     assert app.search("who started the ferry company", k=3)[0].chunk.doc_id == "gull-line"
     assert app.search("puffin breeding pairs counted", k=3, method="vector")[0].chunk.doc_id == "skerra-seabird-survey-2019"
+    assert os.environ["HF_HUB_OFFLINE"] == os.environ["TRANSFORMERS_OFFLINE"] == "1"  # set by the package itself
 
 
 def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) -> None:
