@@ -16,6 +16,7 @@ import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from retrac_local.corpus.readers import (
 )
 from retrac_local.corpus.sandbox import SandboxedReader
 from retrac_local.corpus.store import Chunk, CorpusStore
+from retrac_local.errors import StoreError
 
 BATCH_CHUNKS = 1024  # one embedding call sorts this many by length: less padding
 
@@ -68,16 +70,26 @@ class Manifest:
     """Which file produced which documents, at which content hash."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(
-            """
-            CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, doc_ids TEXT NOT NULL,
-                                              chunks INTEGER NOT NULL, ingested_at REAL NOT NULL);
-            CREATE TABLE IF NOT EXISTS docs (doc_id TEXT PRIMARY KEY, path TEXT NOT NULL);
-            """
-        )
+        self.path = path
+        with self._writing():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, doc_ids TEXT NOT NULL,
+                                                  chunks INTEGER NOT NULL, ingested_at REAL NOT NULL);
+                CREATE TABLE IF NOT EXISTS docs (doc_id TEXT PRIMARY KEY, path TEXT NOT NULL);
+                """
+            )
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except (sqlite3.Error, OSError) as e:
+            raise StoreError(f"cannot write the ingest manifest {self.path}: {e}; free disk space or make "
+                             "RETRAC_HOME writable, then run the same command again") from e
 
     def file(self, path: str) -> tuple[str, list[str]] | None:
         row = self.db.execute("SELECT sha256, doc_ids FROM files WHERE path = ?", (path,)).fetchone()
@@ -88,7 +100,7 @@ class Manifest:
         return row[0] if row else None
 
     def record(self, path: str, sha256: str, doc_ids: list[str], chunks: int) -> None:
-        with self.db:
+        with self._writing(), self.db:
             old = self.file(path)
             if old:
                 self.db.executemany("DELETE FROM docs WHERE doc_id = ? AND path = ?", [(d, path) for d in old[1]])
@@ -100,7 +112,7 @@ class Manifest:
 
     def forget(self, path: str) -> list[str]:
         old = self.file(path)
-        with self.db:
+        with self._writing(), self.db:
             self.db.execute("DELETE FROM files WHERE path = ?", (path,))
             self.db.execute("DELETE FROM docs WHERE path = ?", (path,))
         return old[1] if old else []

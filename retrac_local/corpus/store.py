@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from retrac_local.errors import CorpusError
+from retrac_local.errors import CorpusError, StoreError
 from retrac_local.lazy import require
 
 if TYPE_CHECKING:
@@ -104,8 +105,9 @@ class CorpusStore:
         if self._db is None:
             os.environ.setdefault("LANCE_LOG", "error")  # keep lance's deprecation notices off the terminal
             lancedb = require("lancedb", purpose="the corpus store")
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._db = lancedb.connect(str(self.path))
+            with self._writing():
+                self.path.mkdir(parents=True, exist_ok=True)
+                self._db = lancedb.connect(str(self.path))
         return self._db
 
     def table(self, create: bool = False) -> Any:
@@ -138,7 +140,23 @@ class CorpusStore:
         return TABLE in self._connect().list_tables().tables
 
     # -- writing -------------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A full disk or a read-only folder becomes one clear StoreError; each LanceDB write is
+        atomic, so what was committed before stays readable."""
+        try:
+            yield
+        except (OSError, RuntimeError) as e:
+            known = re.search(r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e))
+            reason = known.group(0) if known else str(e).splitlines()[0][:200]
+            raise StoreError(f"cannot write to the corpus store {self.path}: {reason}; free disk space or make "
+                             "RETRAC_HOME writable, then run the same command again") from e
+
     def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
+        with self._writing():
+            self._replace_documents(doc_ids, chunks, vectors)
+
+    def _replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
         """Delete every chunk of `doc_ids`, then add `chunks`: re-running it never duplicates."""
         table = self.table(create=True)
         if doc_ids:
@@ -151,9 +169,14 @@ class CorpusStore:
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
         if doc_ids and self.exists():
-            self.table().delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
+            with self._writing():
+                self.table().delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
 
     def finish_writes(self) -> None:
+        with self._writing():
+            self._finish_writes()
+
+    def _finish_writes(self) -> None:
         """Build the indexes that are missing, fold new rows into them, and compact table versions.
 
         The full-text index is always built. The vector index (IVF-PQ) is built once the table has
