@@ -35,6 +35,7 @@ from retrac_local.corpus.sandbox import SandboxedReader
 from retrac_local.corpus.store import Chunk, CorpusStore
 from retrac_local.errors import StoreError
 
+BATCH_FILES = 256  # files recorded per commit at most, so a crash re-reads little
 BATCH_CHUNKS = 1024  # one embedding call sorts this many by length: less padding
 
 
@@ -168,6 +169,12 @@ class Ingester:
         self.progress = progress or (lambda event, data: None)
         self.manifest = Manifest(store.path.parent / "manifest.sqlite")
         self._bytes_before = 0  # bytes of the files finished so far, for progress
+        # Chunks of several files are embedded and written together (one LanceDB commit per batch,
+        # not per file); a file is recorded in the manifest once all its chunks are written.
+        self._batch: list[Chunk] = []
+        self._batch_docs: list[str] = []
+        self._pending_files: list[tuple[str, str, list[str], int, list[str]]] = []
+        self._pending_owner: dict[str, str] = {}  # doc ids given to files not yet recorded
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
         report = IngestReport()
@@ -179,7 +186,9 @@ class Ingester:
         for path, size in zip(files, sizes, strict=True):
             self._ingest_file(path.resolve(), report)
             self._bytes_before += size
-            self._report_progress(report.documents_added + report.documents_skipped, report.chunks, 0)
+            self._report_progress(report, 0)
+        self._flush(report)
+        self._report_progress(report, 0)
         if prune:
             self._prune(report)
         if self.store.exists():
@@ -220,8 +229,6 @@ class Ingester:
             return
         doc_ids: list[str] = []
         taken: set[str] = set()
-        batch: list[Chunk] = []
-        batch_docs: list[str] = []
         chunks_total = 0
         for doc in documents:
             for problem in doc.problems:
@@ -234,25 +241,39 @@ class Ingester:
                 continue
             doc_ids.append(doc_id)
             taken.add(doc_id)
-            batch_docs.append(doc_id)
-            batch.extend(self._chunks(doc, doc_id))
-            if len(batch) >= BATCH_CHUNKS:
-                chunks_total += self._write(batch_docs, batch)
-                self._report_progress(report.documents_added + report.documents_skipped + len(doc_ids),
-                                      report.chunks + chunks_total, doc.end_offset or 0)
-                batch, batch_docs = [], []
-        chunks_total += self._write(batch_docs, batch)
+            self._pending_owner[doc_id] = key
+            chunks = self._chunks(doc, doc_id)
+            self._batch_docs.append(doc_id)
+            self._batch.extend(chunks)
+            chunks_total += len(chunks)
+            if len(self._batch) >= BATCH_CHUNKS:
+                self._flush(report)
+                self._report_progress(report, doc.end_offset or 0)
         if not doc_ids:
             if not any(d.problems for d in documents):
                 report.failed.append({"path": key, "error": "no text in this file"})
             return
         gone = [d for d in old_doc_ids if d not in taken]
-        self.store.delete_documents(gone)
-        self.manifest.record(key, sha, doc_ids, chunks_total)
-        report.files_added += 1
-        report.documents_added += len(doc_ids)
-        report.documents_removed += len(gone)
-        report.chunks += chunks_total
+        self._pending_files.append((key, sha, doc_ids, chunks_total, gone))
+        if len(self._batch) >= BATCH_CHUNKS or len(self._pending_files) >= BATCH_FILES:
+            self._flush(report)
+
+    def _flush(self, report: IngestReport) -> None:
+        """Write the batched chunks, then record the files whose chunks are all written. A crash
+        before the record leaves those files to be read again; delete-then-add never duplicates."""
+        if self._batch_docs:
+            vectors = self.store.embedder.embed([f"{c.title}\n{c.text}" for c in self._batch])
+            self.store.replace_documents(self._batch_docs, self._batch, vectors)
+        self._batch, self._batch_docs = [], []
+        for key, sha, doc_ids, chunks, gone in self._pending_files:
+            self.store.delete_documents(gone)
+            self.manifest.record(key, sha, doc_ids, chunks)
+            report.files_added += 1
+            report.documents_added += len(doc_ids)
+            report.documents_removed += len(gone)
+            report.chunks += chunks
+        self._pending_files = []
+        self._pending_owner = {}
 
     def _read(self, path: Path, jsonl: bool) -> list[Document]:
         if jsonl:  # plain json.loads per line, streamed in-process; each record's size is capped
@@ -261,18 +282,20 @@ class Ingester:
             return self.sandbox.read(path)
         return list(read_file(path))
 
-    def _report_progress(self, documents: int, chunks: int, bytes_into_file: int) -> None:
-        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "chunks": chunks,
-                                   "documents": documents})
+    def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
+        pending_docs = sum(len(doc_ids) for _, _, doc_ids, _, _ in self._pending_files)
+        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file,
+                                   "chunks": report.chunks + len(self._batch),
+                                   "documents": report.documents_added + report.documents_skipped + pending_docs})
 
     def _doc_id(self, doc: Document, path: Path, taken: set[str]) -> str | None:
         if doc.doc_id is not None:  # records bring their own ids (evaluation data depends on them)
-            owner = self.manifest.owner(doc.doc_id)
+            owner = self._pending_owner.get(doc.doc_id) or self.manifest.owner(doc.doc_id)
             if doc.doc_id in taken or (owner is not None and owner != str(path)):
                 return None
             return doc.doc_id
         base = _slug(path.stem)
-        owner = self.manifest.owner(base)
+        owner = self._pending_owner.get(base) or self.manifest.owner(base)
         if owner is None or owner == str(path):
             return base
         return f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
@@ -283,13 +306,6 @@ class Ingester:
             Chunk(f"{doc_id}#{i}", doc_id, doc.title, doc.source, i, s, e, doc.text[s:e])
             for i, (s, e) in enumerate(spans)
         ]
-
-    def _write(self, doc_ids: list[str], chunks: list[Chunk]) -> int:
-        if not doc_ids:
-            return 0
-        vectors = self.store.embedder.embed([f"{c.title}\n{c.text}" for c in chunks])
-        self.store.replace_documents(doc_ids, chunks, vectors)
-        return len(chunks)
 
     def _prune(self, report: IngestReport) -> None:
         for key in self.manifest.paths():
