@@ -1,5 +1,6 @@
-"""A real `ask` process killed with SIGKILL at several points, resumed each time: the run ends in
-the same rounds and answer as an uninterrupted one, and no committed round is rewritten."""
+"""Real `ask` processes: one killed with SIGKILL at many points and resumed each time ends in the
+same rounds and answer as an uninterrupted one, no committed round rewritten; two asks and an ingest
+at once on one home all finish and leave consistent stores."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from retrac_local.api import Retrac
 from retrac_local.config import load_settings
 from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.corpus.store import CorpusStore
 from retrac_local.runstore import RunStore
 from tests.conftest import DEMO_DOCS
 
@@ -98,3 +100,25 @@ def test_sigkill_at_several_points_then_resume_ends_like_an_uninterrupted_run(tm
     assert run["status"] == "answered" and run["answer"] == reference.run(ref_id)["answer"] == "1849"
     calls = store.calls(run_id)
     assert [c["seq"] for c in calls] == list(range(1, len(calls) + 1))
+
+
+def test_two_asks_and_an_ingest_at_once_on_one_home(tmp_path: Path) -> None:
+    home = tmp_path / "shared"
+    env = prepared(home)
+    more = tmp_path / "more"
+    more.mkdir()
+    for i in range(300):
+        (more / f"extra-{i}.md").write_text(f"# Extra {i}\n\nThe extra note {i} records a storm at the harbour.\n")
+    ingest_env = env | {"RETRAC_INGEST__FILE_TIMEOUT_S": "0"}
+    procs = [start(env, "ask", Q), start(env, "ask", Q.replace("In which year", "What year")),
+             subprocess.Popen([sys.executable, "-m", "retrac_local.cli.main", "ingest", str(more), "--json"],
+                              env=ingest_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outputs, strict=True):
+        assert p.returncode == 0, err[-2000:]
+    store = RunStore(home / "runs.sqlite")
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    runs = store.list_runs()
+    assert len(runs) == 2 and all(r["status"] == "answered" and r["rounds"] == 3 for r in runs)
+    corpus = CorpusStore(home / "corpus" / "lance", HashingEmbedder)
+    assert corpus.count() == (18 + 300, 22 + 300)
