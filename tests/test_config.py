@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,29 @@ def test_invalid_toml_and_missing_explicit_file(isolated_home: Path, monkeypatch
 def test_explicit_model_path_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RETRAC_COMPRESSOR__PATH", str(tmp_path / "small.gguf"))
     assert load_settings().model_path("compressor") == tmp_path / "small.gguf"
+
+
+def test_config_init_writes_every_setting_commented_and_show_names_sources(isolated_home: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from retrac_local.cli.main import cli
+    from retrac_local.config import Settings
+
+    runner = CliRunner()
+    assert runner.invoke(cli, ["config", "init"]).exit_code == 0
+    path = isolated_home / "config.toml"
+    text = path.read_text()
+    for section in Settings.model_fields:
+        if section != "home":
+            assert section in text
+    assert "# max_rounds = 4" in text and "[budget]" in text
+    assert load_settings().budget.max_rounds == 4  # all commented: nothing changes
+    assert "exists; use --force" in runner.invoke(cli, ["config", "init"]).output
+    path.write_text(text.replace("# max_rounds = 4", "max_rounds = 7").replace("# k = 4", "k = 9"))
+    assert load_settings().budget.max_rounds == 7
+    monkeypatch.setenv("RETRAC_RETRIEVAL__K", "5")
+    rows = {r["name"]: r for r in json.loads(runner.invoke(cli, ["config", "show", "--json"]).stdout)}
+    assert rows["budget.max_rounds"]["value"] == 7 and rows["budget.max_rounds"]["source"] == f"file {path}"
+    assert rows["retrieval.k"] == {"name": "retrieval.k", "value": 5, "source": "environment RETRAC_RETRIEVAL__K"}
+    assert rows["budget.max_steps_per_round"]["source"] == "default"

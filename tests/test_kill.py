@@ -114,7 +114,7 @@ def test_two_asks_and_an_ingest_at_once_on_one_home(tmp_path: Path) -> None:
              subprocess.Popen([sys.executable, "-m", "retrac_local.cli.main", "ingest", str(more), "--json"],
                               env=ingest_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
     outputs = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, outputs, strict=True):
+    for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-2000:]
     store = RunStore(home / "runs.sqlite")
     assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

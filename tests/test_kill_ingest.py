@@ -22,7 +22,7 @@ KILLS = 10
 
 def folder(root: Path) -> Path:
     rng = random.Random(5)
-    words = "keeper light tower storm harbour ferry island bridge survey puffin granite lens".split()
+    words = ["keeper", "light", "tower", "storm", "harbour", "ferry", "island", "bridge", "survey", "puffin", "granite", "lens"]
     for i in range(2400):
         text = " ".join(rng.choice(words) for _ in range(rng.randrange(50, 600)))
         (root / f"part-{i // 200}").mkdir(parents=True, exist_ok=True)

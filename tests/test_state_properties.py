@@ -28,7 +28,7 @@ PREVIOUS = ResearchState(
                        verified="yes", round=1),
               Evidence(id="E2", fact="maybe 1850", source="ada#0", quote=TEXTS["ada#0"], verified="partial", round=1)],
 )
-words = st.sampled_from("Ada Vellacott Jonas Pell born 1849 1856 1901 designed tower Orley Port Saltry engineer the in was".split())
+words = st.sampled_from(["Ada", "Vellacott", "Jonas", "Pell", "born", "1849", "1856", "1901", "designed", "tower", "Orley", "Port", "Saltry", "engineer", "the", "in", "was"])
 facts = st.one_of(st.sampled_from(list(TEXTS.values())), st.lists(words, min_size=1, max_size=12).map(" ".join),
                   st.text(max_size=60))
 

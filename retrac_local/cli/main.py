@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -253,6 +254,45 @@ def models(as_json: bool) -> None:
     for r in rows:
         state = f"{r['size'] / 1e6:.0f} MB" if r["present"] else "MISSING (run `make models`)"
         click.echo(f"{r['role']:<11} {r['path']}  {state}  n_ctx={r['n_ctx']} n_gpu_layers={r['n_gpu_layers']}")
+
+
+@cli.group(cls=Group)
+def config() -> None:
+    """Write a commented config file, or show the effective settings and where each comes from."""
+
+
+@config.command("init")
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="where to write it (default: $RETRAC_HOME/config.toml)")
+@click.option("--force", is_flag=True, help="replace an existing file")
+def config_init(output: Path | None, force: bool) -> None:
+    """Write every setting with its description and default, commented out."""
+    from retrac_local.config import config_file_path
+    from retrac_local.config_doc import commented_toml
+
+    path = output or config_file_path()
+    if path.exists() and not force:
+        raise click.ClickException(f"{path} exists; use --force to replace it, or --output to write elsewhere")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(commented_toml())
+    click.echo(f"wrote {path}")
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True)
+def config_show(as_json: bool) -> None:
+    """The effective value of every setting, and its source: file, environment, or default."""
+    from retrac_local.cli.render import echo_json
+    from retrac_local.config import load_settings
+    from retrac_local.config_doc import effective
+
+    rows = effective(load_settings())
+    if as_json:
+        echo_json(rows)
+        return
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        click.echo(f"{r['name']:<{width}}  {json.dumps(r['value'])}  ({r['source']})")
 
 
 @cli.command("eval")
