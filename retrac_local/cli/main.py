@@ -208,6 +208,25 @@ def runs_show(run_id: str, as_json: bool) -> None:
         evidence = now
 
 
+@runs.command("export")
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="html", show_default=True)
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="file to write (default: standard output)")
+def runs_export(run_id: str, fmt: str, output: Path | None) -> None:
+    """A run as a report: Markdown, JSON, or a self-contained HTML page (no external files)."""
+    from retrac_local.report import build, render
+
+    app = make_app()
+    corpus = app.corpus if app.corpus.exists() else None
+    text = render(build(app.runs, run_id, corpus), fmt)  # type: ignore[arg-type]
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output}", err=True)
+
+
 @cli.group(cls=Group)
 def corpus() -> None:
     """The document store."""
