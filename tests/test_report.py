@@ -19,7 +19,7 @@ from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.report import build, highlight, render
 from retrac_local.runstore import RunStore
-from tests.scripts import constraints, final, finish, search, update
+from tests.scripts import constraints, final, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
 
