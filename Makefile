@@ -39,7 +39,7 @@ EVAL_LIMIT ?= 30
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale eval eval-long eval-corpus
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale eval eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -107,6 +107,11 @@ eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool call
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)
 	$(PY) -m retrac_local.bench.scale --rows $(SCALE_ROWS) --out $(BENCH_DIR)/scale
+
+chromium:  ## Debian's headless Chromium, for the test that renders the HTML report (needs root or sudo)
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 lint:  ## ruff and mypy
 	$(VENV)/bin/ruff check retrac_local tests models
