@@ -116,3 +116,26 @@ def test_a_truncated_model_or_a_context_too_small_fails_before_any_long_work(
     monkeypatch.setenv("RETRAC_PLANNER__N_CTX", "1024")
     line = one_line_error(invoke(runner, "ask", "anything?"))
     assert "planner.n_ctx = 1024 is smaller than the prompts it must hold" in line
+
+
+def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin, capsys: pytest.CaptureFixture[str]) -> None:
+    from retrac_local.agent.loop import ResearchAgent
+    from retrac_local.cli.main import _run
+    from retrac_local.llm.fake import ScriptedLLM
+    from tests.scripts import constraints, final, finish, search, update
+
+    def agent() -> ResearchAgent:
+        llm = ScriptedLLM().enqueue(
+            constraints(), search("Karn Point Lighthouse designer"), finish("Ada Vellacott"),
+            update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
+            final("Ada Vellacott", "E1"))
+        return ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
+
+    _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "events")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [e["event"] for e in lines] == ["RunStarted", "StepTaken", "StepTaken", "RoundCompressed", "Converged", "RunFinished"]
+    assert lines[3]["prompt_tokens"] > 0 and lines[-1]["result"]["answer"] == "Ada Vellacott"
+
+    _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "quiet")
+    out = capsys.readouterr().out
+    assert "round 1" not in out and "Answer: Ada Vellacott" in out

@@ -89,6 +89,9 @@ class RoundCompressed:
     evidence: int
     state_tokens: int
     compression_failed: bool
+    prompt_tokens: int = 0  # of the round's LLM calls
+    completion_tokens: int = 0
+    llm_seconds: float = 0.0
 
 
 @dataclass
@@ -111,3 +114,10 @@ class RunFinished:
 
 
 Event = RunStarted | StepTaken | RoundCarried | RoundCompressed | Converged | RunFinished
+
+
+def event_dict(event: Event) -> dict[str, Any]:
+    """One event as JSON-ready data: {"event": its kind, …its fields}; a finished run carries its result."""
+    if isinstance(event, RunFinished):
+        return {"event": "RunFinished", "result": event.result.to_dict()}
+    return {"event": type(event).__name__, **asdict(event)}

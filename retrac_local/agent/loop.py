@@ -169,7 +169,9 @@ class ResearchAgent:
             self.store.save_round(run_id, iteration, new_state.model_dump(), record.to_dict(),
                                   outcome.diff.model_dump(), stats, calls)
             yield RoundCompressed(iteration, record.tool_calls, record.end_reason, outcome.diff.summary(),
-                                  new_state.answer, len(new_state.evidence), state_tokens, outcome.failed)
+                                  new_state.answer, len(new_state.evidence), state_tokens, outcome.failed,
+                                  stats["prompt_tokens"], stats["completion_tokens"],
+                                  round(sum(c["seconds"] for c in calls), 2))
             state = new_state
             if reason:
                 stop_reason = reason

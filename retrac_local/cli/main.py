@@ -94,29 +94,71 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         click.echo(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
 
 
-def _run(events: Any, as_json: bool) -> None:
-    from retrac_local.agent.events import RunFinished, RunStarted
-    from retrac_local.cli.render import echo_json, render_event
+def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None = None) -> None:
+    """Show a run as it goes: `lines` (a line per step and round, and a live status line on a
+    terminal), `events` (JSON Lines on stdout, one per event), `quiet` (the answer only); `as_json`
+    prints only the result."""
+    import time
+
+    from retrac_local.agent.events import (
+        RoundCarried,
+        RoundCompressed,
+        RunFinished,
+        RunStarted,
+        StepTaken,
+        event_dict,
+    )
+    from retrac_local.cli.render import echo_json, render_event, render_result
     from retrac_local.interrupt import graceful_sigint
 
     result, run_id = None, None
+    status = None
+    if mode == "lines" and not as_json and sys.stdout.isatty():
+        from rich.console import Console
+
+        status = Console(stderr=True).status("starting …")
+    started, calls, iteration = time.perf_counter(), 0, 0
     try:
         with graceful_sigint():  # Ctrl-C stops at the next safe point (see retrac_local/interrupt.py)
+            if status is not None:
+                status.start()
             for event in events:
                 if isinstance(event, RunStarted):
-                    run_id = event.run_id
+                    run_id, iteration = event.run_id, event.resumed_at_round or 1
                 if isinstance(event, RunFinished):
                     result = event.result
-                if not as_json:
+                if isinstance(event, StepTaken) and event.tool in ("search", "open", "calculate"):
+                    calls += 1
+                if isinstance(event, (RoundCompressed, RoundCarried)):
+                    iteration = event.iteration + (1 if isinstance(event, RoundCompressed) else 0)
+                if mode == "events":
+                    click.echo(json.dumps(event_dict(event), ensure_ascii=False))
+                elif mode == "quiet" or as_json:
+                    pass
+                else:
                     render_event(event)
+                if status is not None:
+                    left = f" of {max_rounds}" if max_rounds else ""
+                    status.update(f"round {iteration}{left} · {calls} tool call(s) · {time.perf_counter() - started:.0f} s")
     except KeyboardInterrupt:
         where = f"; continue it with `retrac resume {run_id}`" if run_id else ""
         click.echo(f"interrupted: every finished round is saved{where}", err=True)
         sys.exit(130)
+    finally:
+        if status is not None:
+            status.stop()
     if as_json and result is not None:
         echo_json(result.to_dict())
+    elif mode == "quiet" and result is not None:
+        render_result(result)
     if result is not None and str(result.status) == "failed":
         sys.exit(2)
+
+
+def _display(quiet: bool, events: bool) -> str:
+    if quiet and events:
+        raise click.UsageError("choose one of --quiet and --events")
+    return "quiet" if quiet else "events" if events else "lines"
 
 
 @cli.command()
@@ -124,20 +166,26 @@ def _run(events: Any, as_json: bool) -> None:
 @click.option("--max-rounds", type=int, default=None, help="round budget (default: budget.max_rounds)")
 @click.option("--no-memory", is_flag=True, help="do not seed the run with evidence of similar past runs")
 @click.option("--json", "as_json", is_flag=True, help="print only the result, as JSON")
-def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool) -> None:
+@click.option("--quiet", is_flag=True, help="no progress: only the answer and its quotes")
+@click.option("--events", is_flag=True, help="JSON Lines on stdout, one per event, for other programs")
+def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool, quiet: bool, events: bool) -> None:
     """Research QUESTION in the corpus and answer it with cited quotes."""
     overrides: dict[str, Any] = {"budget": {"max_rounds": max_rounds}} if max_rounds else {}
     if no_memory:
         overrides["memory"] = {"enabled": False}
-    _run(make_app(overrides).ask(question), as_json)
+    app = make_app(overrides)
+    _run(app.ask(question), as_json, _display(quiet, events), app.settings.budget.max_rounds)
 
 
 @cli.command()
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
-def resume(run_id: str, as_json: bool) -> None:
+@click.option("--quiet", is_flag=True, help="no progress: only the answer and its quotes")
+@click.option("--events", is_flag=True, help="JSON Lines on stdout, one per event")
+def resume(run_id: str, as_json: bool, quiet: bool, events: bool) -> None:
     """Continue an interrupted run from its last saved round."""
-    _run(make_app().resume(run_id), as_json)
+    app = make_app()
+    _run(app.resume(run_id), as_json, _display(quiet, events), app.settings.budget.max_rounds)
 
 
 @cli.group(cls=Group)

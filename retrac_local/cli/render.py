@@ -38,10 +38,12 @@ def render_event(event: Event) -> None:
         click.echo(f"  round {event.iteration} · {event.tool}{arg}{tail}", err=False)
     elif isinstance(event, RoundCompressed):
         failed = " [compression failed: previous state kept]" if event.compression_failed else ""
+        rate = f", {event.completion_tokens / event.llm_seconds:.1f} tok/s" if event.llm_seconds else ""
         click.echo(
             click.style(f"round {event.iteration}", bold=True)
             + f": {event.tool_calls} tool call(s), ended by {event.end_reason}; state learned: {event.summary}"
             + f"; {event.evidence} evidence, state {event.state_tokens} tokens{failed}"
+            + f" ({event.prompt_tokens:,} prompt + {event.completion_tokens:,} generated tokens{rate})"
         )
     elif isinstance(event, RoundCarried):
         click.echo(click.style(f"round {event.iteration}", bold=True)
