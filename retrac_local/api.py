@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from retrac_local.agent.events import Event
 from retrac_local.agent.loop import ResearchAgent
@@ -63,20 +64,28 @@ class Retrac:
         return RunStore(self.settings.runs_db)
 
     def llms(self) -> tuple[LLM, LLM]:
-        """(planner, compressor); both files are checked before anything loads."""
+        """(planner, compressor): a local GGUF file each, or an OpenAI-compatible server where a role
+        names a `url`. Files are checked and models loaded (servers reached) before a run starts."""
         if self._planner is None or self._compressor is None:
-            from retrac_local.llm.llamacpp import LlamaCppLLM, check_gguf
-
             s = self.settings
             check_context(s)
-            paths = {role: s.model_path(role) for role in ("planner", "compressor")}
-            for path in paths.values():
-                check_gguf(path)
-            cache = s.cache_dir / "grammars"
-            # Loaded now: a damaged file fails here, before a run is created.
-            self._planner = self._planner or LlamaCppLLM(paths["planner"], s.planner, s.sampling, cache).load()
-            self._compressor = self._compressor or LlamaCppLLM(paths["compressor"], s.compressor, s.sampling, cache).load()
+            made = {role: self._make_llm(role) for role in ("planner", "compressor")}
+            self._planner = self._planner or made["planner"]
+            self._compressor = self._compressor or made["compressor"]
         return self._planner, self._compressor
+
+    def _make_llm(self, role: Literal["planner", "compressor"]) -> LLM:
+        s = self.settings
+        model = getattr(s, role)
+        if model.url:
+            from retrac_local.llm.server import ServerLLM
+
+            return ServerLLM(model, s.sampling).check()
+        from retrac_local.llm.llamacpp import LlamaCppLLM, check_gguf
+
+        path = s.model_path(role)
+        check_gguf(path)
+        return LlamaCppLLM(path, model, s.sampling, s.cache_dir / "grammars").load()
 
     def agent(self) -> ResearchAgent:
         if not self.corpus.exists() or self.corpus.table().count_rows() == 0:

@@ -36,6 +36,17 @@ class ModelSettings(Section):
     n_threads: int | None = Field(None, ge=1, description="CPU threads; empty means all cores")
     n_batch: int = Field(512, ge=16, description="prompt tokens evaluated per batch")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1 = all); needs a GPU build")
+    url: str | None = Field(
+        None, description="an OpenAI-compatible server (llama.cpp, vLLM, Ollama) to use instead of a local GGUF file, "
+        "e.g. http://127.0.0.1:8000"
+    )
+    server_model: str = Field("default", description="model name sent to the server")
+    schema_format: Literal["json_schema", "json_object"] = Field(
+        "json_schema", description="how the server takes a JSON schema: json_schema (OpenAI, vLLM, Ollama) or "
+        "json_object (llama-cpp-python's server)"
+    )
+    api_key_env: str | None = Field(None, description="environment variable holding the server's API key, if any")
+    timeout_s: float = Field(600.0, gt=0, description="seconds to wait for one server reply")
 
 
 class SamplingSettings(Section):

@@ -1,0 +1,114 @@
+"""An OpenAI-compatible chat server as the LLM backend (llama.cpp's server, vLLM, Ollama, …):
+the path for models that outgrow one workstation. Structured output goes through the server's own
+JSON-schema support; the reply is validated here like any other backend's.
+
+Only the URL the configuration names is contacted: nothing is sent anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from pydantic import BaseModel
+
+from retrac_local.config import ModelSettings, SamplingSettings
+from retrac_local.errors import ContextOverflowError, ModelError
+from retrac_local.llm.base import Generation, Message, Usage, parse_structured
+
+CHARS_PER_TOKEN = 3.5  # when the server cannot count tokens: a cautious estimate
+
+
+class ServerLLM:
+    def __init__(self, settings: ModelSettings, sampling: SamplingSettings) -> None:
+        if not settings.url:
+            raise ModelError("a server backend needs a url")
+        self.url = settings.url.rstrip("/")
+        self.settings, self.sampling = settings, sampling
+        self.name = f"{settings.server_model}@{self.url}"
+        self.n_ctx = settings.n_ctx
+        self._tokenize_path: str | None = None  # found on first use
+
+    # -- HTTP ------------------------------------------------------------------------------------
+    def _post(self, path: str, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        headers = {"Content-Type": "application/json"}
+        if self.settings.api_key_env:
+            key = os.environ.get(self.settings.api_key_env)
+            if not key:
+                raise ModelError(f"the API key variable {self.settings.api_key_env} is not set")
+            headers["Authorization"] = f"Bearer {key}"
+        request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self.settings.timeout_s) as response:
+                return json.loads(response.read())  # type: ignore[no-any-return]
+        except urllib.error.HTTPError as e:
+            detail = e.read().decode("utf-8", "replace")[:300]
+            if e.code == 400 and ("context" in detail.lower() or "too long" in detail.lower()):
+                raise ContextOverflowError(f"{self.name}: {detail}", prompt_tokens=0, n_ctx=self.n_ctx) from e
+            raise ModelError(f"the model server {self.url} answered {e.code}: {detail}") from e
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
+            reason = getattr(e, "reason", e)
+            raise ModelError(f"cannot reach the model server {self.url}: {reason}; is it running?") from e
+
+    def check(self) -> ServerLLM:
+        """Fail before a run starts when the server is not there."""
+        try:
+            with urllib.request.urlopen(self.url + "/v1/models", timeout=10):
+                return self
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
+            raise ModelError(f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?") from e
+
+    # -- the LLM interface -----------------------------------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        if self._tokenize_path is None:
+            self._tokenize_path = ""
+            for path, body in (("/extras/tokenize", {"input": "x"}), ("/tokenize", {"content": "x"})):
+                try:
+                    self._post(path, body, timeout=10)
+                    self._tokenize_path = path
+                    break
+                except ModelError:
+                    continue
+        if self._tokenize_path == "/extras/tokenize":
+            return len(self._post(self._tokenize_path, {"input": text})["tokens"])
+        if self._tokenize_path == "/tokenize":
+            return len(self._post(self._tokenize_path, {"content": text})["tokens"])
+        return int(len(text) / CHARS_PER_TOKEN) + 1
+
+    def _response_format(self, schema: type[BaseModel]) -> dict[str, Any]:
+        json_schema = schema.model_json_schema()
+        if self.settings.schema_format == "json_object":
+            return {"type": "json_object", "schema": json_schema}
+        return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True}}
+
+    def generate(self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+                 temperature: float | None = None) -> Generation:
+        body: dict[str, Any] = {
+            "model": self.settings.server_model, "messages": list(messages), "max_tokens": max_tokens,
+            "temperature": self.sampling.temperature if temperature is None else temperature,
+            "top_p": self.sampling.top_p, "seed": self.sampling.seed,
+        }
+        if schema is not None:
+            body["response_format"] = self._response_format(schema)
+        started = time.perf_counter()
+        reply = self._post("/v1/chat/completions", body)
+        try:
+            choice = reply["choices"][0]
+            text = choice["message"]["content"] or ""
+            usage = reply.get("usage") or {}
+        except (KeyError, IndexError, TypeError) as e:
+            raise ModelError(f"the model server {self.url} sent a reply that is not a chat completion: {str(reply)[:200]}") from e
+        generation = Generation(
+            text=text, finish_reason=choice.get("finish_reason") or "stop",
+            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                        completion_tokens=int(usage.get("completion_tokens", 0)),
+                        cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0),
+                        seconds=time.perf_counter() - started),
+        )
+        if schema is not None:
+            generation.parsed = parse_structured(generation, schema)
+        return generation
