@@ -69,12 +69,12 @@ class Retrac:
         if self._planner is None or self._compressor is None:
             s = self.settings
             check_context(s)
-            made = {role: self._make_llm(role) for role in ("planner", "compressor")}
+            made = {role: self.make_llm(role) for role in ("planner", "compressor")}
             self._planner = self._planner or made["planner"]
             self._compressor = self._compressor or made["compressor"]
         return self._planner, self._compressor
 
-    def _make_llm(self, role: Literal["planner", "compressor"]) -> LLM:
+    def make_llm(self, role: Literal["planner", "compressor"]) -> LLM:
         s = self.settings
         model = getattr(s, role)
         if model.url:

@@ -139,3 +139,13 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
     _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "quiet")
     out = capsys.readouterr().out
     assert "round 1" not in out and "Answer: Ada Vellacott" in out
+
+
+def test_models_check_says_which_role_does_not_load(runner: CliRunner, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RETRAC_COMPRESSOR__PATH", str(tmp_path / "gone.gguf"))
+    monkeypatch.setenv("RETRAC_PLANNER__URL", "http://127.0.0.1:9")
+    rows = {r["role"]: r for r in json.loads(invoke(runner, "models", "--check", "--json").stdout)}
+    assert rows["planner"]["server"] == "http://127.0.0.1:9" and rows["planner"]["loads"] is False
+    assert "cannot reach the model server" in rows["planner"]["error"]
+    assert rows["compressor"]["present"] is False and "gone.gguf does not exist" in rows["compressor"]["error"]

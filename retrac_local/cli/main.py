@@ -302,25 +302,43 @@ def corpus_stats(as_json: bool) -> None:
 
 @cli.command()
 @click.option("--json", "as_json", is_flag=True)
-def models(as_json: bool) -> None:
-    """The configured model of each role: file, size, present or missing."""
+@click.option("--check", is_flag=True, help="load each model (or reach each server) and report whether it works")
+def models(as_json: bool, check: bool) -> None:
+    """The configured model of each role: file or server, size, context, and (with --check) whether it loads."""
     from retrac_local.cli.render import echo_json
+    from retrac_local.errors import RetracError
 
     app = make_app()
     s = app.settings
     rows = []
     for role in ("planner", "compressor"):
-        path = s.model_path(role)  # type: ignore[arg-type]
         role_settings = getattr(s, role)
-        rows.append({"role": role, "path": str(path), "present": path.exists(),
-                     "size": path.stat().st_size if path.exists() else None, "n_ctx": role_settings.n_ctx,
-                     "n_gpu_layers": role_settings.n_gpu_layers})
+        if role_settings.url:
+            row: dict[str, Any] = {"role": role, "server": role_settings.url, "model": role_settings.server_model,
+                                   "n_ctx": role_settings.n_ctx}
+        else:
+            path = s.model_path(role)  # type: ignore[arg-type]
+            row = {"role": role, "path": str(path), "present": path.exists(),
+                   "size": path.stat().st_size if path.exists() else None, "n_ctx": role_settings.n_ctx,
+                   "n_gpu_layers": role_settings.n_gpu_layers}
+        if check:
+            try:
+                app.make_llm(role)
+                row["loads"], row["error"] = True, None
+            except RetracError as e:
+                row["loads"], row["error"] = False, str(e)
+        rows.append(row)
     if as_json:
         echo_json(rows)
         return
     for r in rows:
-        state = f"{r['size'] / 1e6:.0f} MB" if r["present"] else "MISSING (run `make models`)"
-        click.echo(f"{r['role']:<11} {r['path']}  {state}  n_ctx={r['n_ctx']} n_gpu_layers={r['n_gpu_layers']}")
+        if "server" in r:
+            where, state = f"{r['model']} at {r['server']}", "server"
+        else:
+            where = r["path"]
+            state = f"{r['size'] / 1e6:.0f} MB" if r["present"] else "MISSING (run `make models`)"
+        loads = "" if "loads" not in r else ("  loads: yes" if r["loads"] else f"  loads: NO — {r['error']}")
+        click.echo(f"{r['role']:<11} {where}  {state}  n_ctx={r['n_ctx']}{loads}")
 
 
 @cli.group(cls=Group)
