@@ -85,7 +85,8 @@ class Retrac:
 
         path = s.model_path(role)
         check_gguf(path)
-        return LlamaCppLLM(path, model, s.sampling, s.cache_dir / "grammars").load()
+        slot = role if s.separate_kv_caches else ""
+        return LlamaCppLLM(path, model, s.sampling, s.cache_dir / "grammars", slot=slot).load()
 
     def agent(self) -> ResearchAgent:
         if not self.corpus.exists() or self.corpus.table().count_rows() == 0:

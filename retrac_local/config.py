@@ -146,6 +146,10 @@ class Settings(BaseSettings):
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="limits on the files ingested")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="cross-task memory of finished runs")
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
+    separate_kv_caches: bool = Field(
+        True, description="planner and compressor keep their own KV caches even on one model file (the weights are "
+        "shared); each role's prompt prefix then survives the other's calls, for one more KV cache of memory"
+    )
 
     @classmethod
     def settings_customise_sources(

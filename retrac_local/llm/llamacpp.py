@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from retrac_local.config import ModelSettings, SamplingSettings
 
 GGUF_MAGIC = b"GGUF"
-_LOADED: dict[tuple[str, int, int], tuple[Llama, SchemaConstrainer]] = {}
+_LOADED: dict[tuple[str, int, int, str], tuple[Llama, SchemaConstrainer]] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -43,9 +43,12 @@ def check_gguf(path: Path) -> None:
         raise ModelError(f"model file {path} is not a GGUF file (it starts with {magic!r}); point the config at a .gguf model")
 
 
-def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path | None) -> tuple[Llama, SchemaConstrainer]:
-    """One `Llama` per (file, context, offload) in this process: both roles share it when they name one file."""
-    key = (str(path.resolve()), settings.n_ctx, settings.n_gpu_layers)
+def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path | None,
+               slot: str = "") -> tuple[Llama, SchemaConstrainer]:
+    """One `Llama` per (file, context, offload, slot) in this process. Roles that name one file share
+    the memory-mapped weights either way; with different `slot`s each keeps its own KV cache, so that
+    a compressor call does not evict the planner's prompt prefix (and the other way round)."""
+    key = (str(path.resolve()), settings.n_ctx, settings.n_gpu_layers, slot)
     with _LOAD_LOCK:
         if key not in _LOADED:
             check_gguf(path)
@@ -75,8 +78,10 @@ class LlamaCppLLM:
     """A GGUF chat model through llama-cpp-python; `generate` constrains JSON when given a schema."""
 
     def __init__(
-        self, path: Path, settings: ModelSettings, sampling: SamplingSettings, cache_dir: Path | None = None
+        self, path: Path, settings: ModelSettings, sampling: SamplingSettings, cache_dir: Path | None = None,
+        slot: str = "",
     ) -> None:
+        self._slot = slot
         self.path = path
         self.name = path.name
         self.n_ctx = settings.n_ctx
@@ -90,7 +95,8 @@ class LlamaCppLLM:
 
     def load(self) -> LlamaCppLLM:
         if self._llama is None:
-            self._llama, self._constrainer = load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir)
+            self._llama, self._constrainer = load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir,
+                                                        self._slot)
             self._formatter = self._chat_formatter(self._llama)
         return self
 
