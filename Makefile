@@ -39,7 +39,7 @@ EVAL_LIMIT ?= 30
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench-retrieval bench-scale eval eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench bench-speed bench-retrieval bench-scale eval eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -103,6 +103,12 @@ eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool call
 	RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \
 		RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
 		--limit $(LONG_LIMIT) --mode retrac,react --out $(BENCH_DIR)/eval-long --title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
+
+bench: bench-speed  ## the speed benchmark (see also bench-retrieval, bench-scale, eval, eval-long)
+
+bench-speed: setup  ## llama.cpp ceiling vs constrained decoding, KV-cache reuse, overhead, start-up (bench-out/speed)
+	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
+	$(PY) -m retrac_local.bench.speed --demo-home $(DEMO_HOME) --out $(BENCH_DIR)/speed --runs 3
 
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)

@@ -1,0 +1,213 @@
+"""Speed benchmark: how close the agent runs to what llama.cpp itself does on this machine.
+
+    python -m retrac_local.bench.speed --demo-home .retrac-demo --out bench-out/speed [--runs 3]
+
+Side by side in one process, medians of `--runs` repetitions:
+  raw          llama.cpp called directly: prompt processing and generation tokens/s, per model file;
+  constrained  the agent's Action and StateUpdate schemas through the grammar vs unconstrained
+               generation of the same length from the same prompt (ratio measured in the same run);
+  grammar      compile time of a schema's index in a fresh process, and its load time from the disk
+               cache in a second process;
+  agent        a real `ask` on the demo corpus: prompt tokens submitted vs processed after the first
+               call of each round (KV-cache reuse), time outside LLM calls, and start-up time
+               (imports, model loads, store open) measured in a separate process.
+Writes OUT/speed.json and OUT/speed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+PROMPT = ("The Orrin Isles lie off the western coast. Their lighthouses were built by the Orrin Lights Board "
+          "between 1851 and 1975, and each keeper kept a log of storms, ships, tides and repairs. ") * 12
+LONG_ANSWER = [{"role": "user", "content": PROMPT + "\nRetell the paragraph above in your own words, at length."}]
+
+
+def _median(values: list[float]) -> float:
+    return round(statistics.median(values), 2)
+
+
+def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, Any]:
+    import llama_cpp
+
+    llama = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=512, verbose=False, seed=0)
+    tokens = llama.tokenize(PROMPT.encode(), add_bos=True)
+    pp, tg = [], []
+    for _ in range(runs):
+        llama.reset()
+        start = time.perf_counter()
+        llama.eval(tokens)
+        pp.append(len(tokens) / (time.perf_counter() - start))
+        produced, start = 0, time.perf_counter()
+        for _token in llama.generate(tokens, temp=0.0, reset=False):  # the prompt is cached: decoding only
+            produced += 1
+            if produced >= gen_tokens:
+                break
+        tg.append(produced / (time.perf_counter() - start))
+    del llama
+    return {"model": path.name, "prompt_tokens": len(tokens), "pp_tok_s": _median(pp), "tg_tok_s": _median(tg)}
+
+
+def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
+    """Decoding tokens/s with and without the grammar, the prompt cached both times."""
+    from retrac_local.agent.schemas import Action, state_update_schema
+
+    planner, _ = app.llms()
+    out: dict[str, Any] = {}
+    schemas = {"Action": (Action, 160), "StateUpdate": (state_update_schema(True, ["E1", "E2"]), 600)}
+    messages = [{"role": "user", "content": PROMPT + "\nWrite the JSON requested, filling every field with detail."}]
+    for name, (schema, max_tokens) in schemas.items():
+        ratios, constrained_rates, free_rates = [], [], []
+        planner.generate(messages, schema=schema, max_tokens=8)  # warm: the grammar and the prompt's KV cache
+        for _ in range(runs):
+            c = planner.generate(messages, schema=schema, max_tokens=max_tokens)
+            f = planner.generate(messages, max_tokens=max(c.usage.completion_tokens, 1))
+            c_rate = c.usage.completion_tokens / c.usage.seconds
+            f_rate = f.usage.completion_tokens / f.usage.seconds
+            constrained_rates.append(c_rate)
+            free_rates.append(f_rate)
+            ratios.append(c_rate / f_rate)
+        out[name] = {"constrained_tok_s": _median(constrained_rates), "free_tok_s": _median(free_rates),
+                     "ratio": round(statistics.median(ratios), 3)}
+    return out
+
+
+GRAMMAR_PROBE = """
+import json, sys, time
+from pathlib import Path
+from retrac_local.api import Retrac
+from retrac_local.agent.schemas import Action, FinalAnswer
+from retrac_local.llm.structured import SchemaConstrainer
+app = Retrac()
+planner, _ = app.llms()
+c = SchemaConstrainer(planner._llama, Path(sys.argv[1]))
+out = {}
+for schema in (Action, FinalAnswer):
+    start = time.perf_counter()
+    c.index_for(schema)
+    out[schema.__name__] = {"seconds": round(time.perf_counter() - start, 3), "compiled": schema.__name__ in c.compile_seconds}
+print(json.dumps(out))
+"""
+
+STARTUP_PROBE = """
+import json, time
+t0 = time.perf_counter()
+from retrac_local.api import Retrac
+t1 = time.perf_counter()
+app = Retrac()
+app.llms()
+t2 = time.perf_counter()
+app.agent()
+app.corpus.search("warm up", k=1)
+t3 = time.perf_counter()
+print(json.dumps({"imports": round(t1 - t0, 2), "models": round(t2 - t1, 2), "store_and_embedder": round(t3 - t2, 2), "total": round(t3 - t0, 2)}))
+"""
+
+
+def _probe(code: str, env: dict[str, str], *args: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise SystemExit(f"probe failed: {out.stderr[-1500:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def grammar_cache(env: dict[str, str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as cache:
+        first = _probe(GRAMMAR_PROBE, env, cache)
+        second = _probe(GRAMMAR_PROBE, env, cache)
+    return {"first_process": first, "second_process": second}
+
+
+def agent_run(app: Any, question: str) -> dict[str, Any]:
+    from retrac_local.agent.events import RunFinished
+
+    result = None
+    for event in app.ask(question):
+        if isinstance(event, RunFinished):
+            result = event.result
+    assert result is not None
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for call in result.calls:
+        by_round.setdefault(call["iteration"], []).append(call)
+    submitted = processed = 0
+    for calls in by_round.values():
+        for call in calls[1:]:  # after the first call of each round
+            submitted += call["prompt_tokens"]
+            processed += call["prompt_tokens"] - call["cached_tokens"]
+    return {
+        "answer": result.answer, "status": str(result.status), "seconds": round(result.seconds, 2),
+        "llm_seconds": round(result.llm_seconds, 2),
+        "overhead_share": round((result.seconds - result.llm_seconds) / result.seconds, 4),
+        "prompt_submitted_after_first": submitted, "prompt_processed_after_first": processed,
+        "kv_saved_share": round(1 - processed / submitted, 4) if submitted else None,
+        "all_prompt_tokens": result.prompt_tokens,
+        "all_processed": sum(c["prompt_tokens"] - c["cached_tokens"] for c in result.calls),
+    }
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [f"Speed on {result['machine']} (medians of {result['runs']} runs).", "",
+             "| model | prompt tok/s | generation tok/s |", "|---|---|---|"]
+    lines += [f"| {r['model']} | {r['pp_tok_s']} | {r['tg_tok_s']} |" for r in result["raw"]]
+    lines += ["", "| schema | constrained tok/s | free tok/s | ratio |", "|---|---|---|---|"]
+    lines += [f"| {k} | {v['constrained_tok_s']} | {v['free_tok_s']} | {v['ratio']} |" for k, v in result["constrained"].items()]
+    g = result["grammar"]
+    lines += ["", "Grammar index, first process / second process (disk cache): "
+              + ", ".join(f"{k} {g['first_process'][k]['seconds']} s / {g['second_process'][k]['seconds']} s"
+                          f"{'' if not g['second_process'][k]['compiled'] else ' (recompiled!)'}" for k in g["first_process"])]
+    runs = result["agent"]
+    lines += ["", "| agent run | answer | seconds | in LLM | outside LLM | KV saved after 1st call of a round |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {i} | {r['answer']} | {r['seconds']} | {r['llm_seconds']} | {r['overhead_share']:.1%} | "
+              f"{r['kv_saved_share']:.1%} |" for i, r in enumerate(runs, 1)]
+    s = result["startup"]
+    lines += ["", f"Start-up (median): imports {s['imports']} s, model loads {s['models']} s, store and embedder "
+              f"{s['store_and_embedder']} s, total {s['total']} s."]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="speed benchmark")
+    parser.add_argument("--demo-home", type=Path, required=True, help="a RETRAC_HOME with the demo corpus ingested")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--gen-tokens", type=int, default=128)
+    args = parser.parse_args()
+    os.environ["RETRAC_HOME"] = str(args.demo_home.resolve())
+    env = dict(os.environ) | {"RETRAC_MEMORY__ENABLED": "false"}
+    os.environ["RETRAC_MEMORY__ENABLED"] = "false"
+    from retrac_local.api import Retrac
+    from retrac_local.config import load_settings
+    from retrac_local.registry import load_registry
+
+    settings = load_settings()
+    files = {settings.model_path("planner"), settings.model_path("compressor")}
+    files |= {settings.models_dir / m.file for m in load_registry(settings.models_dir) if (settings.models_dir / m.file).exists()}
+    args.out.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "runs": args.runs}
+    result["raw"] = [raw_speed(p, 4096, args.gen_tokens, args.runs) for p in sorted(files)]
+    print(json.dumps(result["raw"]), flush=True)
+    app = Retrac(settings)
+    result["constrained"] = constrained_speed(app, args.runs)
+    print(json.dumps(result["constrained"]), flush=True)
+    result["grammar"] = grammar_cache(env)
+    question = json.loads((Path(__file__).resolve().parents[2] / "corpora/demo/questions.jsonl").read_text().splitlines()[0])["question"]
+    result["agent"] = [agent_run(app, question) for _ in range(args.runs)]
+    startups = [_probe(STARTUP_PROBE, env) for _ in range(args.runs)]
+    result["startup"] = {k: _median([s[k] for s in startups]) for k in startups[0]}
+    (args.out / "speed.json").write_text(json.dumps(result, indent=2))
+    (args.out / "speed.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()
