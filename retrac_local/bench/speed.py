@@ -17,6 +17,7 @@ Writes OUT/speed.json and OUT/speed.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -47,12 +48,13 @@ def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, A
         start = time.perf_counter()
         llama.eval(tokens)
         pp.append(len(tokens) / (time.perf_counter() - start))
-        produced, start = 0, time.perf_counter()
-        for _token in llama.generate(tokens, temp=0.0, reset=False):  # the prompt is cached: decoding only
-            produced += 1
+        start = 0.0
+        for produced, _token in enumerate(llama.generate(tokens, temp=0.0)):  # prompt cached: decoding only
+            if produced == 0:
+                start = time.perf_counter()  # from the first token on
             if produced >= gen_tokens:
                 break
-        tg.append(produced / (time.perf_counter() - start))
+        tg.append(gen_tokens / (time.perf_counter() - start))
     del llama
     return {"model": path.name, "prompt_tokens": len(tokens), "pp_tok_s": _median(pp), "tg_tok_s": _median(tg)}
 
@@ -60,6 +62,7 @@ def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, A
 def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
     """Decoding tokens/s with and without the grammar, the prompt cached both times."""
     from retrac_local.agent.schemas import Action, state_update_schema
+    from retrac_local.errors import StructuredOutputError
 
     planner, _ = app.llms()
     out: dict[str, Any] = {}
@@ -67,7 +70,8 @@ def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
     messages = [{"role": "user", "content": PROMPT + "\nWrite the JSON requested, filling every field with detail."}]
     for name, (schema, max_tokens) in schemas.items():
         ratios, constrained_rates, free_rates = [], [], []
-        planner.generate(messages, schema=schema, max_tokens=8)  # warm: the grammar and the prompt's KV cache
+        with contextlib.suppress(StructuredOutputError):  # warm: the grammar and the prompt's KV cache
+            planner.generate(messages, schema=schema, max_tokens=8)
         for _ in range(runs):
             c = planner.generate(messages, schema=schema, max_tokens=max_tokens)
             f = planner.generate(messages, max_tokens=max(c.usage.completion_tokens, 1))
