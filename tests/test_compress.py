@@ -172,3 +172,14 @@ def test_code_adds_the_first_hop_when_the_model_skipped_it() -> None:
     added = anchored.evidence[-1]
     assert (added.source, added.quote, added.verified, added.title) == ("karn#0", KARN.text, "yes", KARN.title)
     assert add_anchor(anchored, sentences, 1) == anchored  # once there is a first hop, code adds nothing
+
+
+def test_a_compound_fact_is_grounded_part_by_part() -> None:
+    jonas = chunk("jonas", "Jonas Pell", "Jonas Pell was born in 1856 in Orley.")
+    sentences = [*SENTENCES, Sentence(jonas, jonas.text)]
+    both = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1856"
+    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[both])), sentences, 1, [])
+    assert problems == [] and [(e.source, e.quote) for e in new.evidence] == [("ada#0", ADA.text), ("jonas#0", jonas.text)]
+    half_made_up = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1901"
+    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, [])
+    assert new.evidence == [] and "no sentence found" in problems[0]  # one invented part rejects the whole

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from retrac_local.agent import prompts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
@@ -51,18 +51,23 @@ def apply_update(
     added = 0
     for n, item in enumerate(update.new_evidence, start=1):
         fact = _LEADING_TITLE.sub("", item.fact).strip()  # models copy the "(Title)" the prompt shows
-        scored = [(support(fact, s.text, s.chunk.title), s) for s in sentences]
-        score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
-        level = support_level(score)
-        if best is None or level is None:
-            problems.append(f"new_evidence {n}: no sentence found in this round states {fact!r}; "
-                            "state only facts the sentences give, with their exact names and numbers")
-            continue
-        if _duplicate(evidence, best.chunk.chunk_id, best.text):
-            continue
-        evidence.append(Evidence(id=_next_id(evidence), fact=fact, source=best.chunk.chunk_id, quote=best.text,
-                                 verified=level, round=iteration, title=best.chunk.title))
-        added += 1
+        grounded = _ground(fact, sentences)
+        if grounded is None:  # a compound fact ("A was born in 1923, while B was born in 1939"): each part
+            parts = [p.strip() for p in _CLAUSE.split(fact) if len(p.split()) >= 3]
+            grounded_parts = [_ground(p, sentences) for p in parts] if len(parts) > 1 else []
+            found = [g for g in grounded_parts if g is not None]
+            if not found or len(found) < len(grounded_parts):
+                problems.append(f"new_evidence {n}: no sentence found in this round states {fact!r}; "
+                                "state only facts the sentences give, with their exact names and numbers")
+                continue
+        else:
+            found = [grounded]
+        for part, level, best in found:
+            if _duplicate(evidence, best.chunk.chunk_id, best.text):
+                continue
+            evidence.append(Evidence(id=_next_id(evidence), fact=part, source=best.chunk.chunk_id, quote=best.text,
+                                     verified=level, round=iteration, title=best.chunk.title))
+            added += 1
     ids = {e.id for e in evidence}
     dropped = {i for i in update.drop_evidence if i in ids}
     # Verified evidence may be dropped only when the round brought new evidence (the reason);
@@ -90,6 +95,17 @@ def apply_update(
     )
     repaired, events = repair_drift(prev, new_state, allowed_drops)
     return repaired, problems + [f"drift: {e}" for e in events] if events else problems
+
+
+_CLAUSE = re.compile(r",?\s+(?:while|whereas|but|and then)\s+|;\s+|,\s+and\s+(?=[A-Z])")
+
+
+def _ground(fact: str, sentences: list[Sentence]) -> tuple[str, Literal["yes", "partial"], Sentence] | None:
+    """The sentence that supports `fact` best, with the support level; None when none does."""
+    scored = [(support(fact, s.text, s.chunk.title), s) for s in sentences]
+    score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
+    level = support_level(score)
+    return None if best is None or level is None else (fact, level, best)
 
 
 def _next_id(evidence: list[Evidence]) -> str:

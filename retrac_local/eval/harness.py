@@ -11,6 +11,7 @@ figures would mix two configurations).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -37,10 +38,21 @@ def parse_modes(text: str) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
+def code_version() -> str:
+    """A hash of the package's code and prompts: figures from two versions must not be mixed."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha1()
+    for path in sorted([*root.rglob("*.py"), *root.rglob("*.j2")]):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
-    """The settings an answer depends on; an evaluation continues only under the same ones."""
+    """The settings and code an answer depends on; an evaluation continues only under the same ones."""
     s = app.settings
     return {
+        "code": code_version(),
         "questions_file": str(questions_file.resolve()),
         "planner": s.model_path("planner").name, "compressor": s.model_path("compressor").name,
         "budget": s.budget.model_dump(mode="json"), "retrieval": s.retrieval.model_dump(mode="json"),
@@ -67,7 +79,7 @@ class Evaluation:
             if changed:
                 raise RetracError(
                     f"{self.out} holds an evaluation made with other settings ({', '.join(changed)} differ); "
-                    "continue it with the same settings, or give another --out"
+                    "continue it with the same settings and code, or give another --out (or delete that folder)"
                 )
         else:
             _write_atomic(path, json.dumps(config, indent=2))
