@@ -73,16 +73,26 @@ def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
         with contextlib.suppress(StructuredOutputError):  # warm: the grammar and the prompt's KV cache
             planner.generate(messages, schema=schema, max_tokens=8)
         for _ in range(runs):
-            c = planner.generate(messages, schema=schema, max_tokens=max_tokens)
-            f = planner.generate(messages, max_tokens=max(c.usage.completion_tokens, 1))
-            c_rate = c.usage.completion_tokens / c.usage.seconds
-            f_rate = f.usage.completion_tokens / f.usage.seconds
+            c = _usage(planner, messages, schema, max_tokens)  # a reply cut at the cap still measures speed
+            f = _usage(planner, messages, None, max(c.completion_tokens, 1))
+            c_rate = c.completion_tokens / c.seconds
+            f_rate = f.completion_tokens / f.seconds
             constrained_rates.append(c_rate)
             free_rates.append(f_rate)
             ratios.append(c_rate / f_rate)
         out[name] = {"constrained_tok_s": _median(constrained_rates), "free_tok_s": _median(free_rates),
                      "ratio": round(statistics.median(ratios), 3)}
     return out
+
+
+def _usage(llm: Any, messages: list[Any], schema: Any, max_tokens: int) -> Any:
+    from retrac_local.errors import StructuredOutputError
+
+    try:
+        return llm.generate(messages, schema=schema, max_tokens=max_tokens).usage
+    except StructuredOutputError as e:
+        assert e.usage is not None
+        return e.usage
 
 
 GRAMMAR_PROBE = """
