@@ -34,6 +34,7 @@ from retrac_local.agent.events import (
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
@@ -78,7 +79,7 @@ class ResearchAgent:
         self.meter.iteration, self.meter.purpose = 0, "constraints"
         self.toolbox, self.tool_calls, self.slots_used, self.seen_chunks = Toolbox(self.corpus, self.settings), 0, 0, set()
         state = ResearchState(question=question, constraints=self._constraints(question))
-        seeds, used = self._recall(question)
+        seeds, used = seed_from_memory(self.memory, self.corpus, self.settings.memory, question)
         state = state.model_copy(update={"evidence": seeds})
         run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"), used)
         yield RunStarted(run_id, question, memory=used)
@@ -277,29 +278,6 @@ class ResearchAgent:
         # Only verbatim spans of the question survive: constraints are copied, never reworded.
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
-
-    def _recall(self, question: str) -> tuple[list[Evidence], list[dict[str, Any]]]:
-        """Verified evidence of similar past runs whose quotes still stand in the corpus, and which
-        runs gave it (recorded with the run)."""
-        if self.memory is None:
-            return [], []
-        m = self.settings.memory
-        seeds: list[Evidence] = []
-        used: list[dict[str, Any]] = []
-        for past in self.memory.recall(question, limit=m.max_runs, min_similarity=m.min_similarity):
-            taken = 0
-            for item in past.evidence:
-                chunk = self.corpus.get_chunk(item["source"])
-                if len(seeds) >= m.max_evidence or chunk is None or not quote_in(item["quote"], chunk.text):
-                    continue
-                if any(e.source == item["source"] and e.quote == item["quote"] for e in seeds):
-                    continue
-                seeds.append(Evidence(id=f"E{len(seeds) + 1}", fact=item["fact"], source=item["source"],
-                                      quote=item["quote"], verified=item["verified"], round=0, title=chunk.title))
-                taken += 1
-            used.append({"run_id": past.run_id, "question": past.question, "similarity": past.similarity,
-                         "evidence_offered": len(past.evidence), "evidence_seeded": taken})
-        return seeds, used
 
     def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, started: float,
                   prior_seconds: float) -> RunResult:

@@ -1,0 +1,57 @@
+"""`retrac eval`: the side-by-side evaluation."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from retrac_local.cli.app import make_app
+
+
+@click.command("eval")
+@click.option("--questions", "questions_file", required=True, type=click.Path(path_type=Path, dir_okay=False),
+              help='JSON Lines of {"id", "question", "answers", "supporting_doc_ids"?}')
+@click.option("--mode", "modes", default="retrac,react,rag", show_default=True, help="comma-separated modes")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="this many questions")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="skip this many questions first")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="output folder; an unfinished evaluation there is continued")
+@click.option("--rag-k", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="chunks in the RAG prompt")
+@click.option("--title", default=None, help="caption of the table and plots")
+@click.option("--report-only", is_flag=True, help="only rewrite the summary and plots from results.jsonl")
+def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
+             title: str | None, report_only: bool) -> None:
+    """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
+
+    Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
+    OUT/summary.md, OUT/context.png and OUT/f1_vs_tokens.png. Stop it at any time; the same command
+    continues it."""
+    from retrac_local.cli.progress import eval_progress
+    from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, parse_modes
+    from retrac_local.eval.questions import load_questions
+    from retrac_local.eval.report import write_report
+
+    mode_list = parse_modes(modes)
+    questions = load_questions(questions_file, offset, limit)
+    title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
+    app = make_app({"memory": {"enabled": False}})  # questions must not learn from each other's runs
+    evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k))
+
+    def report() -> None:
+        wanted = {q.id for q in questions}
+        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title)
+
+    if not report_only:
+        app.agent()  # an empty corpus or a missing model fails here, before any long work
+        runners = make_runners(app, mode_list, evaluation, rag_k)
+        try:
+            with eval_progress(questions, mode_list, evaluation) as progress:
+                evaluation.run(questions, runners, progress, on_question=report)
+        except KeyboardInterrupt:
+            report()
+            click.echo(f"interrupted: finished results are kept in {out}; run the same command to continue", err=True)
+            sys.exit(130)
+    report()
+    click.echo((out / "summary.md").read_text())

@@ -1,0 +1,96 @@
+"""`retrac runs …`: list, show and export past runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retrac_local.cli.app import Group, make_app
+
+
+@click.group(cls=Group)
+def runs() -> None:
+    """Past runs: list, show and export."""
+
+
+@runs.command("list")
+@click.option("--json", "as_json", is_flag=True)
+def runs_list(as_json: bool) -> None:
+    from retrac_local.cli.render import echo_json
+
+    rows = make_app().runs.list_runs()
+    if as_json:
+        echo_json(rows)
+        return
+    for r in rows:
+        click.echo(f"{r['run_id']}  {r['status']:<16} {r['rounds']} round(s)  {r['created']}  {r['question'][:70]}")
+
+
+@runs.command("show")
+@click.argument("run_id")
+@click.option("--json", "as_json", is_flag=True)
+def runs_show(run_id: str, as_json: bool) -> None:
+    from retrac_local.cli.render import echo_json
+
+    app = make_app()
+    run = app.runs.run(run_id)
+    rounds = app.runs.rounds(run_id)
+    data = {"run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
+            "rounds": rounds, "result": run["result"]}
+    if as_json:
+        echo_json(data)
+        return
+    click.echo(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
+    for past in run["memory"]:
+        click.echo(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
+                   f"{past['run_id']} (similarity {past['similarity']:.2f}: {past['question']!r})")
+    evidence = {e["id"]: e for e in run["initial_state"]["evidence"]}
+    for e in evidence.values():
+        click.echo(f"  = [{e['id']}] ({e['source']}, {e['verified']}, from memory) {e['fact']}")
+    for r in rounds:
+        s, d = r["stats"], r["diff"]
+        click.echo(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
+                   f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
+                   + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else ""))
+        for step in r["trajectory"]["steps"]:
+            click.echo(f"  {step['tool']}({step['argument']!r})" + (f" → {step['error']}" if step["error"] else ""))
+        now = {e["id"]: e for e in r["state"]["evidence"]}
+        for i in d.get("evidence_added", []):
+            click.echo(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+        for i in d.get("evidence_changed", []):
+            click.echo(f"  ~ [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+        for i in d.get("evidence_removed", []):
+            click.echo(f"  - [{i}] {evidence[i]['fact'] if i in evidence else ''}")
+        if d.get("answer_before") != d.get("answer_after"):
+            click.echo(f"  answer: {d.get('answer_before')!r} → {d.get('answer_after')!r}")
+        for u in d.get("uncertainties_opened", []):
+            click.echo(f"  ? opened: {u}")
+        for u in d.get("uncertainties_closed", []):
+            click.echo(f"  ✓ closed: {u}")
+        if d.get("drift_repaired"):
+            click.echo(f"  drift repaired: {'; '.join(d['drift_repaired'])}")
+        if s.get("rejected"):
+            click.echo(f"  rejected by code: {'; '.join(s['rejected'])}")
+        if s.get("compression_failed"):
+            click.echo("  compression failed: the previous state was kept")
+        evidence = now
+
+
+@runs.command("export")
+@click.argument("run_id")
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="html", show_default=True)
+@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="file to write (default: standard output)")
+def runs_export(run_id: str, fmt: str, output: Path | None) -> None:
+    """A run as a report: Markdown, JSON, or a self-contained HTML page (no external files)."""
+    from retrac_local.report import build, render
+
+    app = make_app()
+    corpus = app.corpus if app.corpus.exists() else None
+    text = render(build(app.runs, run_id, corpus), fmt)  # type: ignore[arg-type]
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {output}", err=True)
