@@ -147,6 +147,7 @@ def test_the_harness_writes_each_result_and_continues_where_it_stopped(tmp_path:
     assert rows[0]["retrieved_doc_ids"] == ["d1", "d3"] and [c["prompt_tokens"] for c in rows[0]["calls"]] == [100, 200]
     with pytest.raises(RetracError, match="other settings \\(x differ\\)"):
         Evaluation(out, {"x": 2})
+    assert len(Evaluation(out, {"x": 2}, check=False).rows) == 4  # redrawing the report runs nothing: allowed
 
 
 def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     questions = load_questions(questions_file, offset, limit)
     title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
     app = make_app({"memory": {"enabled": False}})  # questions must not learn from each other's runs
-    evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k))
+    evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k), check=not report_only)
 
     def report() -> None:
         wanted = {q.id for q in questions}

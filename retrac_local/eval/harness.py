@@ -61,14 +61,17 @@ def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
 
 
 class Evaluation:
-    def __init__(self, out: Path, config: dict[str, Any]) -> None:
+    def __init__(self, out: Path, config: dict[str, Any], check: bool = True) -> None:
+        """`check`: refuse an evaluation recorded under other settings or code (off only to redraw
+        the report of finished results, which runs nothing)."""
         self.out = out
         self.results_file, self.pending_file = out / "results.jsonl", out / "pending.json"
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise RetracError(f"cannot create the output folder {out}: {e}") from e
-        self._check_config(config)
+        if check:
+            self._check_config(config)
         self.rows = self._load_rows()
 
     def _check_config(self, config: dict[str, Any]) -> None:
