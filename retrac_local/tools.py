@@ -124,12 +124,11 @@ Tool = SearchTool | OpenTool | CalculateTool
 TOOL_NAMES = ("search", "open", "calculate")  # the steps that count as tool calls (finish does not)
 
 
+ARGUMENT_FIELD = {"search": "query", "open": "id", "calculate": "expression", "finish": "answer"}  # per tool
+
+
 def argument_of(call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs) -> str:
-    if isinstance(call, SearchArgs):
-        return call.query
-    if isinstance(call, OpenArgs):
-        return call.id
-    return call.expression if isinstance(call, CalculateArgs) else call.answer
+    return str(getattr(call, ARGUMENT_FIELD[call.tool]))
 
 
 def tool_descriptions(tools: list[Tool]) -> str:

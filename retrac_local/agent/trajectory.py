@@ -10,7 +10,7 @@ from typing import Any
 
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
-from retrac_local.tools import TOOL_NAMES
+from retrac_local.tools import ARGUMENT_FIELD, TOOL_NAMES
 
 
 @dataclass
@@ -29,8 +29,8 @@ class Step:
 
     def action_json(self) -> str:
         """The action as the planner wrote it (for replaying a carried round)."""
-        key = {"search": "query", "open": "id", "calculate": "expression", "finish": "answer"}[self.tool]
-        return json.dumps({"gap": self.gap, "call": {"tool": self.tool, key: self.argument}}, ensure_ascii=False)
+        call = {"tool": self.tool, ARGUMENT_FIELD[self.tool]: self.argument}
+        return json.dumps({"gap": self.gap, "call": call}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "gap": self.gap, "tool": self.tool, "argument": self.argument,

@@ -197,8 +197,8 @@ def main() -> None:
     parser.add_argument("--gen-tokens", type=int, default=128)
     args = parser.parse_args()
     os.environ["RETRAC_HOME"] = str(args.demo_home.resolve())
-    env = dict(os.environ) | {"RETRAC_MEMORY__ENABLED": "false"}
     os.environ["RETRAC_MEMORY__ENABLED"] = "false"
+    env = dict(os.environ)  # the probes run under the same settings
     from retrac_local.api import Retrac
     from retrac_local.config import load_settings
     from retrac_local.registry import load_registry

@@ -184,7 +184,7 @@ class Ingester:
         self.progress("start", {"files": len(files), "bytes": sum(sizes)})
         self._bytes_before = 0
         for path, size in zip(files, sizes, strict=True):
-            self._ingest_file(path.resolve(), report)
+            self._ingest_file(path.resolve(), size, report)
             self._bytes_before += size
             self._report_progress(report, 0)
         self._flush(report)
@@ -199,10 +199,10 @@ class Ingester:
             self.sandbox.close()
         return report
 
-    def _ingest_file(self, path: Path, report: IngestReport) -> None:
+    def _ingest_file(self, path: Path, size: int, report: IngestReport) -> None:
         key = str(path)
         jsonl = path.suffix.lower() in JSONL_SUFFIXES
-        size_mb = _size(path) / 1e6
+        size_mb = size / 1e6
         if not jsonl and size_mb > self.limits.max_file_mb:
             report.failed.append({"path": key, "error": f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
                                   f"{self.limits.max_file_mb:g}; raise that limit to ingest it"})
