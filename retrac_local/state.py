@@ -80,3 +80,16 @@ class ResearchState(Strict):
                 lines.append(f"{title}:")
                 lines.extend(f"  - {item}" for item in items)
         return "\n".join(lines)
+
+    def render_for_answer(self) -> str:
+        """What the final answer is drawn from: the quotes themselves and the conclusions that state
+        no more than the evidence. The draft answer and the model's inferences are left out: a small
+        model copies them, and a wrong inference ("X aided them") would outvote a quote that says
+        who did."""
+        lines = ["Evidence:" if self.evidence else "Evidence: (none)"]
+        lines.extend(f'  [{e.id}] ({e.title or e.source}) "{e.quote}"' for e in self.evidence)
+        stated = [c for c in self.conclusions if not c.inference]
+        if stated:
+            lines.append("Conclusions:")
+            lines.extend(f"  - {c.text} [{','.join(c.evidence_ids)}]" for c in stated)
+        return "\n".join(lines)

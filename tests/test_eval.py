@@ -17,7 +17,7 @@ from retrac_local.cli.main import cli
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.errors import RetracError
-from retrac_local.eval.harness import Evaluation, parse_modes, score
+from retrac_local.eval.harness import Evaluation, code_version, parse_modes, score
 from retrac_local.eval.questions import EvalQuestion, load_questions
 from retrac_local.eval.report import context_by_call, markdown, summarize, write_report
 from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
@@ -173,3 +173,15 @@ def test_eval_rejects_a_bad_questions_file_before_loading_models(tmp_path: Path)
     bad.write_text("not json\n")
     result = CliRunner().invoke(cli, ["eval", "--questions", str(bad), "--out", str(tmp_path / "o")])
     assert result.exit_code == 1 and "bad.jsonl, line 1" in result.output and "Traceback" not in result.output
+
+
+def test_the_code_version_follows_the_code_that_answers(tmp_path: Path) -> None:
+    for name in ("agent/loop.py", "prompts/finalize.j2", "bench/speed.py", "eval/report.py", "cli/main.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    before = code_version(tmp_path)
+    for name in ("bench/speed.py", "eval/report.py", "cli/main.py"):
+        (tmp_path / name).write_text("x = 2\n")
+    assert code_version(tmp_path) == before  # a benchmark or report edit does not void an evaluation
+    (tmp_path / "prompts/finalize.j2").write_text("Answer.\n")
+    assert code_version(tmp_path) != before

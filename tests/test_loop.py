@@ -86,6 +86,23 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert store.run(result.run_id)["status"] == "answered"
 
 
+def test_the_final_answer_is_drawn_from_the_quotes_not_from_the_draft(settings: Settings, orrin: MemoryCorpus) -> None:
+    wrong_inference = {"text": "Jonas Pell designed it", "evidence_ids": ["E1"], "inference": True}
+    stated = {"text": "Ada Vellacott designed it", "evidence_ids": ["E1"], "inference": False}
+    llm = ScriptedLLM().enqueue(
+        constraints(), *ROUND_1,
+        UPDATE_1, finish("1849"), update(answer="Jonas Pell", conclusions=[wrong_inference, stated]),
+        final("1849", "E2"),
+    )
+    _, result = run(make_agent(settings, orrin, llm))
+    assert result.answer == "1849"
+    prompt = llm.calls[-1].messages[-1]["content"]
+    assert '"She was born on 3 May 1849 in Port Saltry' in prompt  # the quote, verbatim
+    assert "Ada Vellacott designed it" in prompt
+    assert "Jonas Pell" not in prompt  # neither the draft answer nor the model's inference
+    assert prompt.splitlines()[-2] == f"Question: {Q}"  # the question comes right before the answer
+
+
 def test_a_citation_whose_quote_left_the_source_is_dropped(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, finish("1849"), update(answer="1849"))
 

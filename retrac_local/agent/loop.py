@@ -286,7 +286,8 @@ class ResearchAgent:
         if state.evidence or state.answer:
             messages: list[Message] = [
                 {"role": "system", "content": self.system_prompt},
-                {"role": "user", "content": prompts.render("finalize", state=state.render())},
+                {"role": "user", "content": prompts.render("finalize", evidence=state.render_for_answer(),
+                                                            question=state.question)},
             ]
             try:
                 schema = final_answer_schema([e.id for e in state.evidence])

@@ -38,11 +38,18 @@ def parse_modes(text: str) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
-def code_version() -> str:
-    """A hash of the package's code and prompts: figures from two versions must not be mixed."""
-    root = Path(__file__).resolve().parent.parent
+# Code that cannot change an answer: benchmarks, reports and the command line (its options that
+# matter are in the fingerprint as settings). Editing these does not void a running evaluation.
+NOT_ANSWERING = ("bench/", "cli/", "templates/", "report.py", "eval/report.py", "config_doc.py")
+
+
+def code_version(root: Path | None = None) -> str:
+    """A hash of the code and prompts answers depend on: figures from two versions must not be mixed."""
+    root = root or Path(__file__).resolve().parent.parent
     digest = hashlib.sha1()
-    for path in sorted([*root.rglob("*.py"), *root.rglob("*.j2")]):
+    files = [p for p in [*root.rglob("*.py"), *root.rglob("*.j2")]
+             if not p.relative_to(root).as_posix().startswith(NOT_ANSWERING)]
+    for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
