@@ -28,6 +28,7 @@ LLAMA_CMAKE_ARGS ?= $(strip $(LLAMA_CPU_ARGS))
 # back a wheel built with other flags, so it is never used for this package (--no-cache-dir).
 LLAMA_FLAVOR := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
 WHEELHOUSE := $(CACHE_DIR)/wheelhouse/$(LLAMA_FLAVOR)
+PORTABLE_WHEELHOUSE := $(CACHE_DIR)/wheelhouse/$(shell echo '$(LLAMA_VERSION) $(strip $(LLAMA_BASE_ARGS))' | sha1sum | cut -c1-12)
 
 DEMO_HOME ?= $(CURDIR)/.retrac-demo
 DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpora/demo/questions.jsonl').readline())['question'])")
@@ -39,7 +40,7 @@ EVAL_LIMIT ?= 30
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench bench-speed bench-retrieval bench-scale eval eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel bench bench-speed bench-builds bench-retrieval bench-scale eval eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -109,6 +110,16 @@ bench: bench-speed  ## the speed benchmark (see also bench-retrieval, bench-scal
 bench-speed: setup  ## llama.cpp ceiling vs constrained decoding, KV-cache reuse, overhead, start-up (bench-out/speed)
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
 	$(PY) -m retrac_local.bench.speed --demo-home $(DEMO_HOME) --out $(BENCH_DIR)/speed --runs 3
+
+# The portable build in a venv of its own (its wheel is built once, ~8 minutes), then both builds
+# measured in turns on the planner model.
+bench-builds: setup  ## llama.cpp speed: portable build vs the one `make setup` picked (bench-out/builds)
+	$(MAKE) llama-wheel LLAMA_PORTABLE=1
+	test -x $(BENCH_DIR)/venv-portable/bin/python || $(PYTHON) -m venv $(BENCH_DIR)/venv-portable
+	$(BENCH_DIR)/venv-portable/bin/pip install --disable-pip-version-check -q --no-cache-dir --force-reinstall \
+		$(PORTABLE_WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
+	$(PY) -m retrac_local.bench.builds --build portable=$(BENCH_DIR)/venv-portable/bin/python --build setup=$(PY) \
+		--out $(BENCH_DIR)/builds --runs 3
 
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)

@@ -9,7 +9,7 @@ Side by side in one process, medians of `--runs` repetitions:
   grammar      compile time of a schema's index in a fresh process, and its load time from the disk
                cache in a second process;
   agent        a real `ask` on the demo corpus: prompt tokens submitted vs processed after the first
-               call of each round (KV-cache reuse), time outside LLM calls, and start-up time
+               call of each round (KV-cache reuse, see `kv_reuse`), time outside LLM calls, and start-up time
                (imports, model loads, store open) measured in a separate process.
 Writes OUT/speed.json and OUT/speed.md.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import statistics
@@ -141,6 +142,33 @@ def grammar_cache(env: dict[str, str]) -> dict[str, Any]:
     return {"first_process": first, "second_process": second}
 
 
+def kv_reuse(calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """KV-cache reuse of the planner's action calls after the first of each round, which extend one
+    conversation: `saved_share` is the part of the submitted prompt tokens not processed again;
+    `reuse_share` the part of what the previous call left in the cache (its prompt and its output)
+    that was reused (1.0 = only the new observation was processed). The compressor is reported apart:
+    its one call per round starts a conversation of its own, so only its system prompt can be shared."""
+    by_round: dict[int, list[dict[str, Any]]] = {}
+    for call in calls:
+        if call["role"] == "planner" and call["purpose"] == "action":
+            by_round.setdefault(call["iteration"], []).append(call)
+    submitted = processed = reusable = reused = 0
+    for round_calls in by_round.values():
+        for previous, call in itertools.pairwise(round_calls):
+            submitted += call["prompt_tokens"]
+            processed += call["prompt_tokens"] - call["cached_tokens"]
+            reusable += min(call["prompt_tokens"], previous["prompt_tokens"] + previous["completion_tokens"])
+            reused += min(call["cached_tokens"], previous["prompt_tokens"] + previous["completion_tokens"])
+    compress = [c for c in calls if c["purpose"] == "compress"]
+    return {
+        "planner_submitted_after_first": submitted, "planner_processed_after_first": processed,
+        "kv_saved_share": round(1 - processed / submitted, 4) if submitted else None,
+        "kv_reuse_share": round(reused / reusable, 4) if reusable else None,
+        "compressor_cached_share": round(sum(c["cached_tokens"] for c in compress)
+                                         / max(1, sum(c["prompt_tokens"] for c in compress)), 4),
+    }
+
+
 def agent_run(app: Any, question: str) -> dict[str, Any]:
     from retrac_local.agent.events import RunFinished
 
@@ -149,23 +177,18 @@ def agent_run(app: Any, question: str) -> dict[str, Any]:
         if isinstance(event, RunFinished):
             result = event.result
     assert result is not None
-    by_round: dict[int, list[dict[str, Any]]] = {}
-    for call in result.calls:
-        by_round.setdefault(call["iteration"], []).append(call)
-    submitted = processed = 0
-    for calls in by_round.values():
-        for call in calls[1:]:  # after the first call of each round
-            submitted += call["prompt_tokens"]
-            processed += call["prompt_tokens"] - call["cached_tokens"]
     return {
         "answer": result.answer, "status": str(result.status), "seconds": round(result.seconds, 2),
         "llm_seconds": round(result.llm_seconds, 2),
         "overhead_share": round((result.seconds - result.llm_seconds) / result.seconds, 4),
-        "prompt_submitted_after_first": submitted, "prompt_processed_after_first": processed,
-        "kv_saved_share": round(1 - processed / submitted, 4) if submitted else None,
+        **kv_reuse(result.calls),
         "all_prompt_tokens": result.prompt_tokens,
         "all_processed": sum(c["prompt_tokens"] - c["cached_tokens"] for c in result.calls),
     }
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -179,10 +202,12 @@ def markdown(result: dict[str, Any]) -> str:
               + ", ".join(f"{k} {g['first_process'][k]['seconds']} s / {g['second_process'][k]['seconds']} s"
                           f"{'' if not g['second_process'][k]['compiled'] else ' (recompiled!)'}" for k in g["first_process"])]
     runs = result["agent"]
-    lines += ["", "| agent run | answer | seconds | in LLM | outside LLM | KV saved after 1st call of a round |",
-              "|---|---|---|---|---|---|"]
+    lines += ["", "| agent run | answer | seconds | in LLM | outside LLM | planner prompt saved after 1st call "
+              "of a round | cache left by the previous call reused | compressor prompt cached |",
+              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {i} | {r['answer']} | {r['seconds']} | {r['llm_seconds']} | {r['overhead_share']:.1%} | "
-              f"{r['kv_saved_share']:.1%} |" for i, r in enumerate(runs, 1)]
+              f"{_share(r['kv_saved_share'])} | {_share(r['kv_reuse_share'])} | {_share(r['compressor_cached_share'])} |"
+              for i, r in enumerate(runs, 1)]
     s = result["startup"]
     lines += ["", f"Start-up (median): imports {s['imports']} s, model loads {s['models']} s, store and embedder "
               f"{s['store_and_embedder']} s, total {s['total']} s."]

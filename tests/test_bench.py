@@ -1,0 +1,34 @@
+"""The speed benchmark's KV-cache arithmetic (the benchmark itself runs the real models: `make bench`)."""
+
+from __future__ import annotations
+
+from retrac_local.bench.speed import kv_reuse
+
+
+def call(iteration: int, role: str, purpose: str, prompt: int, completion: int, cached: int) -> dict:
+    return {"iteration": iteration, "role": role, "purpose": purpose, "prompt_tokens": prompt,
+            "completion_tokens": completion, "cached_tokens": cached}
+
+
+def test_kv_reuse_counts_planner_calls_after_the_first_of_each_round() -> None:
+    calls = [
+        call(0, "compressor", "constraints", 95, 21, 0),
+        call(1, "planner", "action", 379, 38, 0),      # first of round 1: not counted
+        call(1, "planner", "action", 969, 37, 417),    # all of 379 + 38 reused
+        call(1, "planner", "action", 1484, 35, 1006),  # all of 969 + 37 reused
+        call(1, "compressor", "compress", 1668, 205, 4),
+        call(2, "planner", "action", 500, 30, 300),    # first of round 2: not counted
+        call(2, "planner", "action", 900, 30, 265),    # half of 500 + 30 reused
+        call(2, "planner", "finalize", 545, 18, 327),  # not an action: not counted
+    ]
+    kv = kv_reuse(calls)
+    assert kv["planner_submitted_after_first"] == 969 + 1484 + 900
+    assert kv["planner_processed_after_first"] == (969 - 417) + (1484 - 1006) + (900 - 265)
+    assert kv["kv_saved_share"] == round(1 - 1665 / 3353, 4)
+    assert kv["kv_reuse_share"] == round((417 + 1006 + 265) / (417 + 1006 + 530), 4)
+    assert kv["compressor_cached_share"] == round(4 / 1668, 4)
+
+
+def test_kv_reuse_without_a_second_call_is_not_a_figure() -> None:
+    kv = kv_reuse([call(1, "planner", "action", 379, 38, 0), call(1, "compressor", "compress", 900, 100, 0)])
+    assert kv["kv_saved_share"] is None and kv["kv_reuse_share"] is None
