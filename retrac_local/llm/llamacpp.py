@@ -53,6 +53,10 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
         if key not in _LOADED:
             check_gguf(path)
             llama_cpp = require("llama_cpp", purpose="running GGUF models")
+            if settings.n_gpu_layers != 0 and not llama_cpp.llama_supports_gpu_offload():
+                raise ModelError(
+                    f"n_gpu_layers = {settings.n_gpu_layers} for {path.name}, but this llama-cpp-python build "
+                    "cannot offload to a GPU; rebuild it for your GPU (README, 'Using a GPU') or set n_gpu_layers = 0")
             try:
                 llama = llama_cpp.Llama(
                     model_path=str(path),
