@@ -11,8 +11,8 @@ CACHE_DIR ?= $(HOME)/.cache/retrac-local
 # llama-cpp-python is compiled from source. A native build (GGML_NATIVE) can emit AMX tile
 # instructions that trap ("Illegal instruction") on these CPUs, so the CPU features are pinned here.
 # AVX-512 is turned on only when /proc/cpuinfo lists it (prompt processing was 35-45% faster);
-# AMX never. LLAMA_PORTABLE=1 forces the portable AVX2/FMA build. For a GPU, set LLAMA_CMAKE_ARGS,
-# e.g. LLAMA_CMAKE_ARGS="-DGGML_CUDA=ON" (see the README).
+# AMX never. LLAMA_PORTABLE=1 forces the portable AVX2/FMA build. For a GPU, add its backend with
+# LLAMA_EXTRA_ARGS="-DGGML_CUDA=on" (the CPU pins stay); LLAMA_CMAKE_ARGS replaces every flag.
 LLAMA_VERSION := 0.3.36
 CPU_FLAGS := $(shell grep -m1 '^flags' /proc/cpuinfo 2>/dev/null)
 LLAMA_BASE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
@@ -23,7 +23,7 @@ LLAMA_CPU_ARGS := $(LLAMA_BASE_ARGS) -DGGML_AVX512=ON $(if $(findstring avx512vb
 else
 LLAMA_CPU_ARGS := $(LLAMA_BASE_ARGS)
 endif
-LLAMA_CMAKE_ARGS ?= $(strip $(LLAMA_CPU_ARGS))
+LLAMA_CMAKE_ARGS ?= $(strip $(LLAMA_CPU_ARGS) $(LLAMA_EXTRA_ARGS))
 # One wheelhouse folder per set of flags: pip's own wheel cache ignores CMAKE_ARGS and could hand
 # back a wheel built with other flags, so it is never used for this package (--no-cache-dir).
 LLAMA_FLAVOR := $(shell echo '$(LLAMA_VERSION) $(LLAMA_CMAKE_ARGS)' | sha1sum | cut -c1-12)
