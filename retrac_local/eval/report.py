@@ -29,6 +29,8 @@ def _mean(values: list[float]) -> float | None:
 def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
     rows = paired(rows, modes)
     out: dict[str, Any] = {"questions": len({r["id"] for r in rows}), "modes": {}, "by_type": {}}
+    if "retrac" in modes:
+        out["retrac_by_round"] = prompt_by_round(rows)
     for mode in modes:
         mine = [r for r in rows if r["mode"] == mode]
         stats: dict[str, Any] = {"n": len(mine)}
@@ -42,7 +44,52 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
             typed = [r for r in mine if r["type"] == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
                 "n": len(typed), "em": _mean([r["em"] for r in typed]), "f1": _mean([r["f1"] for r in typed])}
+    out["retrac_vs"] = ratios(out)
     return out
+
+
+def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str, float | None]]:
+    """`mode` against each other mode, on the same questions: peak prompt and total tokens as
+    ratios, EM and F1 as differences."""
+    mine = summary["modes"].get(mode)
+    if mine is None:
+        return {}
+    out: dict[str, dict[str, float | None]] = {}
+    for other, theirs in summary["modes"].items():
+        if other != mode:
+            pairs = {key: (mine.get(key), theirs.get(key)) for key in
+                     ("peak_prompt_tokens", "max_prompt_tokens", "total_tokens", "f1", "em")}
+            ratio = {k: round(a / b, 3) if a is not None and b else None for k, (a, b) in pairs.items()}
+            diff = {k: round(a - b, 4) if a is not None and b is not None else None for k, (a, b) in pairs.items()}
+            out[other] = {"peak_prompt_ratio": ratio["peak_prompt_tokens"], "max_prompt_ratio": ratio["max_prompt_tokens"],
+                          "total_tokens_ratio": ratio["total_tokens"], "f1_diff": diff["f1"], "em_diff": diff["em"]}
+    return out
+
+
+def rounds_of(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """A Re-TRAC question's calls cut into rounds: each round ends with its compression."""
+    rounds: list[list[dict[str, Any]]] = [[]]
+    for call in calls:
+        if call["purpose"] in ("constraints", "finalize"):
+            continue
+        rounds[-1].append(call)
+        if call["purpose"] == "compress":
+            rounds.append([])
+    return [r for r in rounds if r]
+
+
+def prompt_by_round(rows: list[dict[str, Any]], mode: str = "retrac") -> list[dict[str, Any]]:
+    """Per round number: the mean over questions of the round's largest prompt, and of the state
+    the round started from (its first call's prompt), for the questions that reached that round."""
+    largest: dict[int, list[int]] = defaultdict(list)
+    first: dict[int, list[int]] = defaultdict(list)
+    for r in rows:
+        if r["mode"] == mode:
+            for i, calls in enumerate(rounds_of(r["calls"]), 1):
+                largest[i].append(max(c["prompt_tokens"] for c in calls))
+                first[i].append(calls[0]["prompt_tokens"])
+    return [{"round": i, "questions": len(largest[i]), "largest_prompt": round(statistics.fmean(largest[i])),
+             "first_prompt": round(statistics.fmean(first[i]))} for i in sorted(largest)]
 
 
 def _count(values: Any) -> dict[str, int]:
@@ -76,6 +123,19 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         for kind, per in summary["by_type"].items():
             n = next(iter(per.values()))["n"]
             lines.append(f"| {kind} | {n} | " + " | ".join(_fmt(per.get(m, {}).get("f1")) for m in modes) + " |")
+    if summary.get("retrac_vs"):
+        lines += ["", "Re-TRAC against the others (same questions): peak prompt and total tokens as ratios, F1 as a difference:",
+                  "", "| against | peak prompt (mean) | peak prompt (max) | tokens per question | F1 difference |",
+                  "|---|---|---|---|---|"]
+        for other, r in summary["retrac_vs"].items():
+            lines.append(f"| {other} | {_fmt(r['peak_prompt_ratio'], 2)}× | {_fmt(r['max_prompt_ratio'], 2)}× | "
+                         f"{_fmt(r['total_tokens_ratio'], 2)}× | {_fmt(r['f1_diff'])} |")
+    if summary.get("retrac_by_round"):
+        lines += ["", "Re-TRAC's prompt by round (mean over the questions that reached the round): the first call "
+                  "carries the compressed state, the largest is the round's peak.", "",
+                  "| round | questions | first prompt | largest prompt |", "|---|---|---|---|"]
+        lines += [f"| {r['round']} | {r['questions']} | {r['first_prompt']:,} | {r['largest_prompt']:,} |"
+                  for r in summary["retrac_by_round"]]
     lines += ["", "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
               "single prompt (mean over questions / largest of all)."]
     return "\n".join(lines) + "\n"
