@@ -40,7 +40,7 @@ EVAL_LIMIT ?= 30
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel bench bench-speed bench-builds bench-retrieval bench-scale eval eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -105,7 +105,15 @@ eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool call
 		RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
 		--limit $(LONG_LIMIT) --mode retrac,react --out $(BENCH_DIR)/eval-long --title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
 
-bench: bench-speed  ## the speed benchmark (see also bench-retrieval, bench-scale, eval, eval-long)
+bench: bench-speed  ## the speed benchmark (see also bench-builds, bench-retrieval, bench-scale, eval, eval-long)
+
+# Every figure of the README's benchmark section (hours on 2 cores; each part continues where it
+# stopped), then the plots copied to docs/figures, where the README shows them.
+figures: bench-speed bench-builds bench-retrieval eval eval-long  ## all README figures, plots to docs/figures
+	mkdir -p docs/figures
+	cp $(BENCH_DIR)/eval-hotpotqa/context.png docs/figures/eval-context.png
+	cp $(BENCH_DIR)/eval-hotpotqa/f1_vs_tokens.png docs/figures/eval-f1-vs-tokens.png
+	cp $(BENCH_DIR)/eval-long/context.png docs/figures/eval-long-context.png
 
 bench-speed: setup  ## llama.cpp ceiling vs constrained decoding, KV-cache reuse, overhead, start-up (bench-out/speed)
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs

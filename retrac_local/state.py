@@ -82,14 +82,15 @@ class ResearchState(Strict):
         return "\n".join(lines)
 
     def render_for_answer(self) -> str:
-        """What the final answer is drawn from: the quotes themselves and the conclusions that state
-        no more than the evidence. The draft answer and the model's inferences are left out: a small
-        model copies them, and a wrong inference ("X aided them") would outvote a quote that says
-        who did."""
+        """What the final answer is drawn from: each fact with its quote, the conclusions that state
+        no more than the evidence, and the draft answer marked as one to check. The model's
+        inferences are left out: a wrong one ("X aided them") outvotes a quote that says who did."""
         lines = ["Evidence:" if self.evidence else "Evidence: (none)"]
-        lines.extend(f'  [{e.id}] ({e.title or e.source}) "{e.quote}"' for e in self.evidence)
+        lines.extend(f'  [{e.id}] ({e.title or e.source}) {e.fact} — "{e.quote}"' for e in self.evidence)
         stated = [c for c in self.conclusions if not c.inference]
         if stated:
             lines.append("Conclusions:")
             lines.extend(f"  - {c.text} [{','.join(c.evidence_ids)}]" for c in stated)
+        if self.answer:
+            lines.append(f"Draft answer from the notes (check it against the evidence): {self.answer}")
         return "\n".join(lines)

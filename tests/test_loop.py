@@ -86,7 +86,7 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert store.run(result.run_id)["status"] == "answered"
 
 
-def test_the_final_answer_is_drawn_from_the_quotes_not_from_the_draft(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_the_final_answer_sees_the_quotes_and_the_draft_but_no_inference(settings: Settings, orrin: MemoryCorpus) -> None:
     wrong_inference = {"text": "Jonas Pell designed it", "evidence_ids": ["E1"], "inference": True}
     stated = {"text": "Ada Vellacott designed it", "evidence_ids": ["E1"], "inference": False}
     llm = ScriptedLLM().enqueue(
@@ -98,8 +98,8 @@ def test_the_final_answer_is_drawn_from_the_quotes_not_from_the_draft(settings: 
     assert result.answer == "1849"
     prompt = llm.calls[-1].messages[-1]["content"]
     assert '"She was born on 3 May 1849 in Port Saltry' in prompt  # the quote, verbatim
-    assert "Ada Vellacott designed it" in prompt
-    assert "Jonas Pell" not in prompt  # neither the draft answer nor the model's inference
+    assert "Ada Vellacott designed it" in prompt and "Jonas Pell designed it" not in prompt  # no inference
+    assert "Draft answer from the notes (check it against the evidence): Jonas Pell" in prompt
     assert prompt.splitlines()[-2] == f"Question: {Q}"  # the question comes right before the answer
 
 
