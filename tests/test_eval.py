@@ -169,18 +169,18 @@ def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None
 
 
 def test_the_report_gives_ratios_and_the_prompt_by_round(tmp_path: Path) -> None:
-    retrac = _result("Paris", [100, 300, 500, 700, 320, 720, 400], ["d1#0"])
-    purposes = ["constraints", "action", "action", "compress", "action", "compress", "finalize"]
+    retrac = _result("Paris", [100, 300, 500, 700, 710, 320, 720, 400], ["d1#0"])
+    purposes = ["constraints", "action", "action", "compress", "compress", "action", "compress", "finalize"]  # a retry
     retrac.calls = [dict(c, purpose=p) for c, p in zip(retrac.calls, purposes, strict=True)]
     rows = [score(QUESTIONS[0], "retrac", retrac), score(QUESTIONS[0], "react", _result("Paris", [300, 900, 1500], []))]
     summary = summarize(rows, ["retrac", "react"])
-    assert summary["retrac_by_round"] == [{"round": 1, "questions": 1, "largest_prompt": 700, "first_prompt": 300},
+    assert summary["retrac_by_round"] == [{"round": 1, "questions": 1, "largest_prompt": 710, "first_prompt": 300},
                                           {"round": 2, "questions": 1, "largest_prompt": 720, "first_prompt": 320}]
     vs = summary["retrac_vs"]["react"]
     assert vs["peak_prompt_ratio"] == round(720 / 1500, 3) and vs["f1_diff"] == 0.0
-    assert vs["total_tokens_ratio"] == round((3040 + 70) / (2700 + 30), 3)
+    assert vs["total_tokens_ratio"] == round((3750 + 80) / (2700 + 30), 3)
     text = markdown(summary, "t")
-    assert "| react | 0.48× | 0.48× | 1.14× | 0.000 |" in text and "| 2 | 1 | 320 | 720 |" in text
+    assert "| react | 0.48× | 0.48× | 1.40× | 0.000 |" in text and "| 2 | 1 | 320 | 720 |" in text
 
 
 def test_eval_rejects_a_bad_questions_file_before_loading_models(tmp_path: Path) -> None:

@@ -67,13 +67,15 @@ def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str,
 
 
 def rounds_of(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """A Re-TRAC question's calls cut into rounds: each round ends with its compression."""
+    """A Re-TRAC question's calls cut into rounds: each round ends with its compression (and the
+    compression's retries, which follow it directly)."""
     rounds: list[list[dict[str, Any]]] = [[]]
     for call in calls:
         if call["purpose"] in ("constraints", "finalize"):
             continue
-        rounds[-1].append(call)
-        if call["purpose"] == "compress":
+        retry = call["purpose"] == "compress" and len(rounds) > 1 and not rounds[-1]
+        (rounds[-2] if retry else rounds[-1]).append(call)
+        if call["purpose"] == "compress" and not retry:
             rounds.append([])
     return [r for r in rounds if r]
 
