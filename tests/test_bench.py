@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
 from retrac_local.bench.speed import kv_reuse
 
 
@@ -32,3 +38,20 @@ def test_kv_reuse_counts_planner_calls_after_the_first_of_each_round() -> None:
 def test_kv_reuse_without_a_second_call_is_not_a_figure() -> None:
     kv = kv_reuse([call(1, "planner", "action", 379, 38, 0), call(1, "compressor", "compress", 900, 100, 0)])
     assert kv["kv_saved_share"] is None and kv["kv_reuse_share"] is None
+
+
+@pytest.mark.slow
+def test_the_build_comparison_runs_each_interpreter_in_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two names for this very build: the table has both rows, ratios against the first, and the
+    CPU features llama.cpp reports (so a build's flags can be checked from its row)."""
+    from retrac_local.bench import builds
+    from retrac_local.config import load_settings
+
+    model = load_settings().models_dir / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+    monkeypatch.setattr(sys, "argv", ["builds", "--build", f"a={sys.executable}", "--build", f"b={sys.executable}",
+                                      "--model", str(model), "--out", str(tmp_path), "--runs", "1", "--gen-tokens", "16"])
+    builds.main()
+    result = json.loads((tmp_path / "builds.json").read_text())
+    assert list(result["builds"]) == ["a", "b"] and result["builds"]["a"]["pp_ratio"] == 1.0
+    assert all(b["pp_tok_s"] > 0 and b["tg_tok_s"] > 0 and "AVX2" in b["features"] for b in result["builds"].values())
+    assert "| b |" in (tmp_path / "builds.md").read_text()
