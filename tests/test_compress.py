@@ -46,6 +46,19 @@ def test_invented_names_and_changed_numbers_are_rejected() -> None:
     assert len(problems) == 2 and all("no sentence found" in p for p in problems)
 
 
+def test_a_fact_the_state_already_holds_is_not_asked_for_again() -> None:
+    first, _ = apply(state(), facts=["Ada Vellacott was born on 3 May 1849"])
+    later = [Sentence(KARN, KARN.text)]  # a later round: the birth sentence is not among its texts
+    restated = "Ada Vellacott was born on 3 May 1849, while the tower was designed by the civil engineer Ada Vellacott"
+    for facts, sources in ((["Ada Vellacott was born on 3 May 1849"], ["ada#0"]), ([restated], ["ada#0", "karn#0"])):
+        new, problems = apply_update(first, StateUpdate.model_validate(update(facts=facts)), later, 2, [])
+        assert problems == []  # no retry for a restatement; the new part of a compound fact is added
+        assert [e.source for e in new.evidence] == sources
+    new, problems = apply_update(first, StateUpdate.model_validate(update(facts=["Ada Vellacott was born in 1848"])),
+                                 later, 2, [])
+    assert "no sentence found" in problems[0] and len(new.evidence) == 1  # a changed number is still refused
+
+
 def test_question_and_constraints_are_copied_not_regenerated() -> None:
     new, _ = apply(state(), facts=["Ada Vellacott was born in 1849"], answer="1849")
     assert new.question == Q and new.constraints == ["Karn Point Lighthouse"] and new.answer == "1849"

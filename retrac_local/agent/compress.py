@@ -52,11 +52,14 @@ def apply_update(
     for n, item in enumerate(update.new_evidence, start=1):
         fact = _LEADING_TITLE.sub("", item.fact).strip()  # models copy the "(Title)" the prompt shows
         grounded = _ground(fact, sentences)
+        if grounded is None and _restates(fact, prev.evidence):
+            continue  # a fact the state already holds, restated: nothing to add and nothing invented
         if grounded is None:  # a compound fact ("A was born in 1923, while B was born in 1939"): each part
             parts = [p.strip() for p in _CLAUSE.split(fact) if len(p.split()) >= 3]
             grounded_parts = [_ground(p, sentences) for p in parts] if len(parts) > 1 else []
             found = [g for g in grounded_parts if g is not None]
-            if not found or len(found) < len(grounded_parts):
+            known = [p for p, g in zip(parts, grounded_parts, strict=False) if g is None and _restates(p, prev.evidence)]
+            if not grounded_parts or len(found) + len(known) < len(grounded_parts):
                 problems.append(f"new_evidence {n}: no sentence found in this round states {fact!r}; "
                                 "state only facts the sentences give, with their exact names and numbers")
                 continue
@@ -106,6 +109,13 @@ def _ground(fact: str, sentences: list[Sentence]) -> tuple[str, Literal["yes", "
     score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
     level = support_level(score)
     return None if best is None or level is None else (fact, level, best)
+
+
+def _restates(fact: str, evidence: list[Evidence]) -> bool:
+    """Whether a quote already in the state supports `fact`: the compressor often restates what it
+    was shown as the state, and asking it again for that would waste a retry (a round's texts no
+    longer hold an earlier round's sentence)."""
+    return any(support_level(support(fact, e.quote, e.title)) is not None for e in evidence)
 
 
 def _next_id(evidence: list[Evidence]) -> str:
