@@ -54,16 +54,18 @@ def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str,
     mine = summary["modes"].get(mode)
     if mine is None:
         return {}
-    out: dict[str, dict[str, float | None]] = {}
-    for other, theirs in summary["modes"].items():
-        if other != mode:
-            pairs = {key: (mine.get(key), theirs.get(key)) for key in
-                     ("peak_prompt_tokens", "max_prompt_tokens", "total_tokens", "f1", "em")}
-            ratio = {k: round(a / b, 3) if a is not None and b else None for k, (a, b) in pairs.items()}
-            diff = {k: round(a - b, 4) if a is not None and b is not None else None for k, (a, b) in pairs.items()}
-            out[other] = {"peak_prompt_ratio": ratio["peak_prompt_tokens"], "max_prompt_ratio": ratio["max_prompt_tokens"],
-                          "total_tokens_ratio": ratio["total_tokens"], "f1_diff": diff["f1"], "em_diff": diff["em"]}
-    return out
+
+    def ratio(a: float | None, b: float | None) -> float | None:
+        return round(a / b, 3) if a is not None and b else None
+
+    def diff(a: float | None, b: float | None) -> float | None:
+        return round(a - b, 4) if a is not None and b is not None else None
+
+    return {other: {"peak_prompt_ratio": ratio(mine["peak_prompt_tokens"], theirs["peak_prompt_tokens"]),
+                    "max_prompt_ratio": ratio(mine["max_prompt_tokens"], theirs["max_prompt_tokens"]),
+                    "total_tokens_ratio": ratio(mine["total_tokens"], theirs["total_tokens"]),
+                    "f1_diff": diff(mine["f1"], theirs["f1"]), "em_diff": diff(mine["em"], theirs["em"])}
+            for other, theirs in summary["modes"].items() if other != mode}
 
 
 def rounds_of(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

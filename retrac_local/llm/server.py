@@ -21,6 +21,7 @@ from retrac_local.errors import ContextOverflowError, ModelError
 from retrac_local.llm.base import Generation, Message, Usage, parse_structured
 
 CHARS_PER_TOKEN = 3.5  # when the server cannot count tokens: a cautious estimate
+TOKENIZE_ENDPOINTS = {"/extras/tokenize": "input", "/tokenize": "content"}  # llama-cpp-python's, llama.cpp's
 
 
 class ServerLLM:
@@ -51,8 +52,10 @@ class ServerLLM:
                 raise ContextOverflowError(f"{self.name}: {detail}", prompt_tokens=0, n_ctx=self.n_ctx) from e
             raise ModelError(f"the model server {self.url} answered {e.code}: {detail}") from e
         except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-            reason = getattr(e, "reason", e)
-            raise ModelError(f"cannot reach the model server {self.url}: {reason}; is it running?") from e
+            raise self._unreachable(e) from e
+
+    def _unreachable(self, e: Exception) -> ModelError:
+        return ModelError(f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?")
 
     def check(self) -> ServerLLM:
         """Fail before a run starts when the server is not there."""
@@ -60,23 +63,21 @@ class ServerLLM:
             with urllib.request.urlopen(self.url + "/v1/models", timeout=10):
                 return self
         except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
-            raise ModelError(f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?") from e
+            raise self._unreachable(e) from e
 
     # -- the LLM interface -----------------------------------------------------------------------
     def count_tokens(self, text: str) -> int:
-        if self._tokenize_path is None:
+        if self._tokenize_path is None:  # the first endpoint that answers, else an estimate
             self._tokenize_path = ""
-            for path, body in (("/extras/tokenize", {"input": "x"}), ("/tokenize", {"content": "x"})):
+            for path, field in TOKENIZE_ENDPOINTS.items():
                 try:
-                    self._post(path, body, timeout=10)
+                    self._post(path, {field: "x"}, timeout=10)
                     self._tokenize_path = path
                     break
                 except ModelError:
                     continue
-        if self._tokenize_path == "/extras/tokenize":
-            return len(self._post(self._tokenize_path, {"input": text})["tokens"])
-        if self._tokenize_path == "/tokenize":
-            return len(self._post(self._tokenize_path, {"content": text})["tokens"])
+        if self._tokenize_path:
+            return len(self._post(self._tokenize_path, {TOKENIZE_ENDPOINTS[self._tokenize_path]: text})["tokens"])
         return int(len(text) / CHARS_PER_TOKEN) + 1
 
     def _response_format(self, schema: type[BaseModel]) -> dict[str, Any]:
