@@ -18,6 +18,7 @@ from typing import Any
 
 from retrac_local import interrupt
 from retrac_local.agent import prompts
+from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.events import (
@@ -282,7 +283,8 @@ class ResearchAgent:
     def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, started: float,
                   prior_seconds: float) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
-        answer, cited = state.answer, []
+        choices = options(state.question)
+        answer, cited = pick(state.answer, choices), []
         if state.evidence or state.answer:
             messages: list[Message] = [
                 {"role": "system", "content": self.system_prompt},
@@ -290,7 +292,7 @@ class ResearchAgent:
                                                             question=state.question)},
             ]
             try:
-                schema = final_answer_schema([e.id for e in state.evidence])
+                schema = held_to(final_answer_schema([e.id for e in state.evidence]), choices)
                 generation = self.planner.generate(messages, schema=schema,
                                                    max_tokens=self.settings.sampling.answer_max_tokens)
                 assert isinstance(generation.parsed, FinalAnswer)

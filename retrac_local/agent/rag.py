@@ -6,6 +6,7 @@ import time
 import uuid
 
 from retrac_local.agent import prompts
+from retrac_local.agent.choices import held_to, options
 from retrac_local.agent.events import RunResult, RunStatus
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.react import result_record
@@ -32,7 +33,8 @@ class RagAnswerer:
         messages: list[Message] = [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
         answer: str | None = None
         try:
-            generation = self.llm.generate(messages, schema=ShortAnswer, max_tokens=self.settings.sampling.answer_max_tokens)
+            schema = held_to(ShortAnswer, options(question))
+            generation = self.llm.generate(messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens)
             assert isinstance(generation.parsed, ShortAnswer)
             answer = generation.parsed.answer.strip() or None
         except (StructuredOutputError, ContextOverflowError):

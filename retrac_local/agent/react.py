@@ -14,6 +14,7 @@ import uuid
 from typing import Any
 
 from retrac_local.agent import prompts
+from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.events import RunResult, RunStatus
 from retrac_local.agent.loop import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
 from retrac_local.agent.meter import Meter, MeteredLLM
@@ -79,7 +80,7 @@ class ReactAgent:
             if call.tool == "finish":
                 short = budget.min_tool_calls - tool_calls
                 if short <= 0 or refused >= MAX_REFUSED_FINISHES:
-                    answer, stop_reason = call.answer.strip() or None, "planner-finished"
+                    answer, stop_reason = pick(call.answer.strip() or None, options(question)), "planner-finished"
                     break
                 refused += 1
                 messages, used = self._append(messages, used, generation.text, too_early(call.answer, short))
@@ -113,7 +114,7 @@ class ReactAgent:
         while True:
             try:
                 generation = self.planner.generate(
-                    [*messages, ask], schema=ShortAnswer, max_tokens=self.settings.sampling.answer_max_tokens)
+                    [*messages, ask], schema=held_to(ShortAnswer, options(question)), max_tokens=self.settings.sampling.answer_max_tokens)
             except ContextOverflowError:
                 if len(messages) <= 2:
                     return None

@@ -1,0 +1,92 @@
+"""Questions that name their options ("…, A or B?") hold every mode's final answer to one of them."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrac_local.agent.choices import held_to, options, pick
+from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.rag import RagAnswerer
+from retrac_local.agent.react import ReactAgent
+from retrac_local.agent.schemas import FinalAnswer, ShortAnswer
+from retrac_local.config import Settings
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.errors import StructuredOutputError
+from retrac_local.llm.base import Generation, Usage, parse_structured
+from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.runstore import RunStore
+from tests.scripts import constraints, final, finish, search, update
+
+CHOICE_Q = "Who was born first, Ada Vellacott or Jonas Pell?"
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Which is a type of herb, Brassia or Achimenes?", ("Brassia", "Achimenes")),
+    ("Who was born first David Draiman or Terry Kath?", ("David Draiman", "Terry Kath")),
+    ("Which documentary Hacking Democracy or The Memory of Justice was produced first ?",
+     ("Hacking Democracy", "The Memory of Justice")),
+    ("Which is located farther West, the Cascade Locks and Canal or Lake Worth Lagoon?",
+     ("the Cascade Locks and Canal", "Lake Worth Lagoon")),
+    ("Which movie was released first, 'Mean Girls' or the remake of 'April Fool's Day'?",
+     ("Mean Girls", "the remake of 'April Fool's Day")),
+    ("Which musician or band is from further north, Matthew Good or Modern Baseball?", ("Matthew Good", "Modern Baseball")),
+    ("Is the Marsilea or the Brabejum the genus of more individual species of plants?", ("Marsilea", "Brabejum")),
+    ("Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?",
+     ("Battle of Cold Harbor", "Second Battle of Bull Run")),
+    # no options: yes/no questions, lower-case alternatives, no "or"
+    ("Do both Adventist World and Girls' Life have a headquarter or editor based in Maryland?", ()),
+    ("Are Philip Cortez and Julian Castro democratic or republican?", ()),
+    ("Between Harvey Pekar and Denise Levertov who was born earlier?", ()),
+    ("Which lighthouse or beacon is the oldest?", ()),
+])
+def test_the_options_a_question_names_are_found_by_rules(question: str, expected: tuple[str, ...]) -> None:
+    assert options(question) == expected
+
+
+def test_a_free_answer_that_names_one_option_becomes_that_option() -> None:
+    choices = ("Brassia", "Achimenes")
+    assert pick("Achimenes, a genus of herbs", choices) == "Achimenes"
+    assert pick("herb", choices) == "herb"  # names neither: left as it is, and scored as it is
+    assert pick("Brassia and Achimenes", choices) == "Brassia and Achimenes"
+    assert pick(None, choices) is None and pick("x", ()) == "x"
+
+
+def test_the_held_schema_refuses_an_answer_that_is_not_an_option() -> None:
+    schema = held_to(ShortAnswer, ("Brassia", "Achimenes"))
+    assert schema.model_json_schema()["properties"]["answer"]["enum"] == ["Brassia", "Achimenes"]
+    usage = Usage(prompt_tokens=1, completion_tokens=1)
+    assert parse_structured(Generation('{"answer": "Achimenes"}', "stop", usage), schema).answer == "Achimenes"
+    with pytest.raises(StructuredOutputError):
+        parse_structured(Generation('{"answer": "herb"}', "stop", usage), schema)
+    assert held_to(ShortAnswer, ()) is ShortAnswer
+
+
+def _answer_enum(llm: ScriptedLLM) -> list[str]:
+    schema = llm.calls[-1].schema
+    assert schema is not None
+    return schema.model_json_schema()["properties"]["answer"]["enum"]
+
+
+def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, orrin: MemoryCorpus) -> None:
+    expected = ["Ada Vellacott", "Jonas Pell"]
+    rag = ScriptedLLM().enqueue(ShortAnswer(answer="Ada Vellacott"))
+    assert RagAnswerer(rag, orrin, settings, k=2).run(CHOICE_Q).answer == "Ada Vellacott"
+    assert _answer_enum(rag) == expected
+
+    budget = settings.budget.model_copy(update={"max_rounds": 1, "max_steps_per_round": 1})
+    react = ScriptedLLM().enqueue(search("Ada Vellacott born"), ShortAnswer(answer="Jonas Pell"))
+    assert ReactAgent(react, orrin, settings.model_copy(update={"budget": budget})).run(CHOICE_Q).answer == "Jonas Pell"
+    assert _answer_enum(react) == expected
+    # ReAct's own finish is free text: an answer naming one option is that option
+    react = ScriptedLLM().enqueue(finish("Ada Vellacott, born 1849"))
+    assert ReactAgent(react, orrin, settings).run(CHOICE_Q).answer == "Ada Vellacott"
+
+    retrac = ScriptedLLM().enqueue(
+        constraints(), search("Ada Vellacott born"),
+        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="Ada Vellacott"),
+        final("Ada Vellacott", "E1"),
+    )
+    agent = ResearchAgent(retrac, retrac, orrin, settings.model_copy(update={"budget": budget}), RunStore(settings.runs_db))
+    result = [e for e in agent.ask(CHOICE_Q)][-1].result
+    assert result.answer == "Ada Vellacott" and _answer_enum(retrac) == expected
+    assert issubclass(retrac.calls[-1].schema, FinalAnswer)
