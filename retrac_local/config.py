@@ -105,6 +105,9 @@ class MemorySettings(Section):
 
 class RetrievalSettings(Section):
     k: int = Field(4, ge=1, le=50, description="hits a search returns to the agent")
+    first_k: int = Field(
+        5, ge=1, le=50, description="hits of a Re-TRAC run's first search, the question itself (RAG reads 5)"
+    )
     method: Literal["hybrid", "bm25", "vector"] = Field("hybrid", description="retriever")
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     depth: int = Field(20, ge=1, description="candidates taken from each side before fusion")

@@ -35,7 +35,9 @@ def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]
         diff = r["diff"]
         rounds.append({
             "iteration": r["iteration"], "stats": r["stats"],
-            "steps": [{k: s[k] for k in ("tool", "argument", "gap", "error", "chunk_ids")} for s in r["trajectory"]["steps"]],
+            "steps": [{**{k: s[k] for k in ("tool", "argument", "gap", "error", "chunk_ids")},
+                       "by": s.get("by", "planner"), "candidates": s.get("candidates", [])}
+                      for s in r["trajectory"]["steps"]],
             "added": [now[i] for i in diff.get("evidence_added", []) if i in now],
             "changed": [now[i] for i in diff.get("evidence_changed", []) if i in now],
             "removed": [previous[i] for i in diff.get("evidence_removed", []) if i in previous],

@@ -9,6 +9,10 @@ def search(query: str, gap: str = "") -> dict[str, Any]:
     return {"gap": gap or f"find {query}", "call": {"tool": "search", "query": query}}
 
 
+def pick(number: int, gap: str = "") -> dict[str, Any]:
+    return {"gap": gap or f"candidate {number}", "call": {"tool": "pick", "number": number}}
+
+
 def open_(ref: str) -> dict[str, Any]:
     return {"gap": f"read {ref}", "call": {"tool": "open", "id": ref}}
 

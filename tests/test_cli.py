@@ -133,8 +133,10 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
 
     _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "events")
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [e["event"] for e in lines] == ["RunStarted", "StepTaken", "StepTaken", "RoundCompressed", "Converged", "RunFinished"]
-    assert lines[3]["prompt_tokens"] > 0 and lines[-1]["result"]["answer"] == "Ada Vellacott"
+    assert [e["event"] for e in lines] == ["RunStarted", "StepTaken", "StepTaken", "StepTaken", "RoundCompressed",
+                                           "Converged", "RunFinished"]
+    assert lines[1]["by"] == "code" and lines[1]["argument"] == "Who designed the Karn Point Lighthouse?"  # hop 0
+    assert lines[4]["prompt_tokens"] > 0 and lines[-1]["result"]["answer"] == "Ada Vellacott"
 
     _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "quiet")
     out = capsys.readouterr().out

@@ -17,7 +17,8 @@ from retrac_local.cli.main import cli
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.errors import RetracError
-from retrac_local.eval.harness import Evaluation, code_version, parse_modes, score
+from retrac_local.eval.codehash import closure, mode_version
+from retrac_local.eval.harness import Evaluation, parse_modes, score
 from retrac_local.eval.questions import EvalQuestion, load_questions
 from retrac_local.eval.report import context_by_call, markdown, summarize, write_report
 from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
@@ -190,13 +191,51 @@ def test_eval_rejects_a_bad_questions_file_before_loading_models(tmp_path: Path)
     assert result.exit_code == 1 and "bad.jsonl, line 1" in result.output and "Traceback" not in result.output
 
 
-def test_the_code_version_follows_the_code_that_answers(tmp_path: Path) -> None:
-    for name in ("agent/loop.py", "prompts/finalize.j2", "bench/speed.py", "eval/report.py", "cli/main.py"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text("x = 1\n")
-    before = code_version(tmp_path)
-    for name in ("bench/speed.py", "eval/report.py", "cli/main.py"):
-        (tmp_path / name).write_text("x = 2\n")
-    assert code_version(tmp_path) == before  # a benchmark or report edit does not void an evaluation
-    (tmp_path / "prompts/finalize.j2").write_text("Answer.\n")
-    assert code_version(tmp_path) != before
+def _package(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_each_mode_is_hashed_over_the_code_it_imports(tmp_path: Path) -> None:
+    root = _package(tmp_path / "retrac_local", {
+        "__init__.py": "", "agent/__init__.py": "", "config.py": "x = 1\n",
+        "agent/loop.py": "from retrac_local.agent import policy\nprompts.render('finalize', a=1)\n",
+        "agent/react.py": "def f():\n    from retrac_local.agent.policy import X\n",
+        "agent/rag.py": "import retrac_local.config\n", "agent/policy.py": "X = 1\n", "api.py": "",
+        "prompts/finalize.j2": "Answer.", "prompts/other.j2": "Other.", "bench/speed.py": "x = 1\n",
+    })
+    for name in ("llm", "corpus"):
+        (root / name).mkdir()
+    before = {m: mode_version.__wrapped__(m, root) for m in ("retrac", "react", "rag")}
+    names = {p.relative_to(root).as_posix() for p in closure(("retrac_local.agent.loop",), root)}
+    assert names == {"__init__.py", "agent/__init__.py", "agent/loop.py", "agent/policy.py", "prompts/finalize.j2"}
+    (root / "bench/speed.py").write_text("x = 2\n")
+    (root / "prompts/other.j2").write_text("Changed.")
+    assert {m: mode_version.__wrapped__(m, root) for m in before} == before  # code no mode answers with
+    (root / "prompts/finalize.j2").write_text("Answer briefly.")
+    after = {m: mode_version.__wrapped__(m, root) for m in before}
+    assert after["retrac"] != before["retrac"] and after["react"] == before["react"] and after["rag"] == before["rag"]
+    (root / "agent/policy.py").write_text("X = 2\n")  # imported inside a function by react
+    assert mode_version.__wrapped__("react", root) != before["react"]
+    assert mode_version.__wrapped__("rag", root) == before["rag"]
+
+
+def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: Path) -> None:
+    out, ran = tmp_path / "eval", []
+
+    def good(question: EvalQuestion) -> RunResult:
+        ran.append(question.id)
+        return _result("Paris", [100], ["d1#0"])
+
+    Evaluation(out, {"x": 1, "code": {"retrac": "v1", "rag": "r1"}}).run(QUESTIONS, {"retrac": good, "rag": good})
+    evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
+    assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "rag"), ("b", "rag")]
+    assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # set aside, not lost
+    ran.clear()
+    evaluation.run(QUESTIONS, {"retrac": good, "rag": good})
+    assert ran == ["a", "b"]  # only the changed mode ran
+    assert json.loads((out / "eval.json").read_text())["code"]["retrac"] == "v2"
+    with pytest.raises(RetracError, match="other settings \\(x differ\\)"):
+        Evaluation(out, {"x": 2, "code": {"retrac": "v2", "rag": "r1"}})

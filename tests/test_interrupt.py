@@ -34,5 +34,6 @@ def test_the_loop_stops_at_the_next_safe_point(settings: Settings, orrin: Memory
     agent = ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
     with interrupt.graceful_sigint(), pytest.raises(KeyboardInterrupt):
         list(agent.ask("When was Ada Vellacott born?"))
-    assert orrin.searches == ["Ada Vellacott"]  # the step finished, then the loop stopped
+    # hop 0 (the question, by code), then the planner's step finished, then the loop stopped
+    assert orrin.searches == ["When was Ada Vellacott born?", "Ada Vellacott"]
     assert len(llm.calls) == 2

@@ -16,19 +16,19 @@ from retrac_local.agent.events import (
     RunStatus,
     StepTaken,
 )
-from retrac_local.agent.loop import RESAMPLE_TEMPERATURE, ResearchAgent
+from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.errors import CorpusError, RunNotFoundError
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
-from tests.scripts import constraints, final, finish, open_, search, update
+from tests.scripts import constraints, final, finish, open_, pick, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+# Hop 0, the question itself, is searched by code before the planner's first step.
 ROUND_1 = [
-    search("Karn Point Lighthouse designer"),
     open_("no-such-doc#3"),
-    search("Karn Point Lighthouse designer"),  # a repeat: refused, and the next action is sampled
+    search(Q.lower()),  # repeats hop 0: code searches the best candidate instead
     search("Ada Vellacott born"),
 ]
 UPDATE_1 = update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
@@ -57,24 +57,27 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.rounds == 2
     assert [(c.evidence_id, c.chunk_id) for c in result.citations] == [("E2", "ada-vellacott#0")]
     assert result.citations[0].quote in orrin.get_chunk("ada-vellacott#0").text
-    assert result.llm_calls == len(llm.calls) == 9 and result.peak_prompt_tokens > 0
+    assert result.llm_calls == len(llm.calls) == 8 and result.peak_prompt_tokens > 0
 
     steps = [e for e in events if isinstance(e, StepTaken)]
-    assert [s.tool for s in steps] == ["search", "open", "search", "search", "finish"]
-    assert steps[1].summary == "unknown id" and steps[2].summary == "repeated query"
-    assert llm.calls[4].temperature == RESAMPLE_TEMPERATURE and llm.calls[1].temperature is None
-    # the repeat asked for the next page of results; with three documents there was none
-    assert orrin.searches == ["Karn Point Lighthouse designer", "Karn Point Lighthouse designer", "Ada Vellacott born"]
+    assert [(s.tool, s.by) for s in steps] == [("search", "code"), ("open", "planner"), ("search", "code"),
+                                              ("search", "planner"), ("finish", "planner")]
+    assert steps[1].summary == "unknown id"
+    # Hop 0 is the question; the repeated query was replaced by the first candidate; nothing searched twice.
+    assert orrin.searches == [Q, "Orrin Lights Board", "Ada Vellacott born"]
+    assert result.searches == orrin.searches and result.first_retrieved[:2] == ["karn-point#0", "ada-vellacott#0"]
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert [r.end_reason for r in rounds] == ["steps", "finish"]
     assert [e.reason for e in events if isinstance(e, Converged)] == ["answered"]
 
     # The tool error reached the model as an observation, and the state carried the question.
-    round_1_prompt = llm.calls[3].messages
-    assert "open failed" in round_1_prompt[-1]["content"]
-    assert round_1_prompt[1]["content"].startswith(f"Question: {Q}")
+    first_prompt = llm.calls[1].messages
+    assert first_prompt[1]["content"].startswith(f"Question: {Q}") and f'search "{Q}" found 3' in first_prompt[1]["content"]
+    assert "1. Orrin Lights Board (named in Karn Point Lighthouse)" in first_prompt[1]["content"]
+    assert "open failed" in llm.calls[2].messages[-1]["content"]
+    assert "code searched 'Orrin Lights Board' instead" in llm.calls[3].messages[-1]["content"]
     # Round 2 sees only the state: no raw observation of round 1 survives.
-    round_2_prompt = llm.calls[6].messages
+    round_2_prompt = llm.calls[5].messages
     assert len(round_2_prompt) == 2 and "found" not in round_2_prompt[1]["content"]
     assert "may contain mistakes" in round_2_prompt[1]["content"]
     # Constraints are verbatim spans; a lone common word is not one.
@@ -94,7 +97,7 @@ def test_the_final_answer_sees_the_quotes_and_the_draft_but_no_inference(setting
         UPDATE_1, finish("1849"), update(answer="Jonas Pell", conclusions=[wrong_inference, stated]),
         final("1849", "E2"),
     )
-    _, result = run(make_agent(settings, orrin, llm))
+    _, result = run(make_agent(settings, orrin, llm, max_rounds=2))
     assert result.answer == "1849"
     prompt = llm.calls[-1].messages[-1]["content"]
     assert '"She was born on 3 May 1849 in Port Saltry' in prompt  # the quote, verbatim
@@ -125,7 +128,7 @@ def test_round_budget_forces_an_answer(settings: Settings, orrin: MemoryCorpus) 
 
 def test_invalid_actions_end_the_round_without_crashing(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(constraints(), "not json", '{"gap": "x"}', update())
-    events, result = run(make_agent(settings, orrin, llm, max_rounds=1))
+    events, result = run(make_agent(settings, orrin, llm, max_rounds=1), "Qwzx vrrt?")  # hop 0 finds nothing
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert rounds[0].end_reason == "invalid-actions"
     # Nothing was learned, so no answer is asked for: the run ends failed, with no invented answer.
@@ -158,10 +161,12 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
 
-    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott born"), finish("1849"), update(answer="1849"), final("1849", "E2"))
+    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott born"), finish("1849"),
+                                 update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
     resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
-    # The search of the first sitting is remembered: repeating it is refused.
-    assert any(isinstance(e, StepTaken) and e.summary == "repeated query" for e in resumed)
+    # The searches of the first sitting are remembered: the repeat is replaced by a candidate, by code.
+    assert [(e.argument, e.by) for e in resumed if isinstance(e, StepTaken) and e.tool == "search"] == [("Port Saltry", "code")]
+    assert orrin.searches == [Q, "Orrin Lights Board", "Ada Vellacott born", "Port Saltry"]
     assert isinstance(resumed[0], RunStarted) and resumed[0].resumed_at_round == 2
     result = resumed[-1].result
     assert result.status == RunStatus.ANSWERED and result.rounds == 2
@@ -208,26 +213,28 @@ def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings,
 def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
         constraints(),
-        finish("1856"), search("Karn Point Lighthouse designer"), search("Ada Vellacott born"),
+        finish("1856"), search("Karn Point Lighthouse designer"),  # after hop 0
         update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
                answer="1849"),  # would converge: but only 2 calls made
-        search("Jonas Pell"), finish("1849"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),
+        search("Jonas Pell"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),  # after the lead, by code
         final("1849", "E2"),
     )
-    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3)
+    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3, min_round_tokens=0)
     events, result = run(agent)
-    assert result.answer == "1849" and result.rounds == 2 and result.stop_reason in ("answered", "planner-finished")
+    assert result.answer == "1849" and result.rounds == 2 and result.stop_reason == "answered"
     first = agent.store.rounds(result.run_id)[0]["trajectory"]
-    assert first["steps"][0]["tool"] == "finish" and first["steps"][0]["error"] == "too early"
-    assert "3 more tool call(s)" in llm.calls[2].messages[-1]["content"]
-    assert [e.tool for e in events if isinstance(e, StepTaken)] == ["finish", "search", "search", "search", "finish"]
+    assert first["steps"][1]["tool"] == "finish" and first["steps"][1]["error"] == "too early"
+    assert "2 more tool call(s)" in llm.calls[2].messages[-1]["content"]
+    steps = [(e.tool, e.by) for e in events if isinstance(e, StepTaken)]
+    assert steps == [("search", "code"), ("finish", "planner"), ("search", "planner"), ("search", "code"), ("search", "planner")]
+    assert orrin.searches[2] == "Orrin Lights Board"  # round 2 starts on the lead the first hop names
 
 
 def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settings, orrin: MemoryCorpus) -> None:
     q = "How old was the engineer who designed the Karn Point Lighthouse when it was first lit?"
     llm = ScriptedLLM().enqueue(
         constraints(),
-        search("Karn Point Lighthouse designer"), search("Ada Vellacott born"),
+        search("Ada Vellacott born"),  # after hop 0
         {"gap": "age at first lighting", "call": {"tool": "calculate", "expression": "years_between(1849-05-03, 1887-03-14)"}},
         finish("37"),
         update(facts=["The light was first lit on 14 March 1887", "Ada Vellacott was born on 3 May 1849"], answer="37",
@@ -236,28 +243,28 @@ def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settin
     )
     events, result = run(make_agent(settings, orrin, llm), q)
     assert result.answer == "37"
-    assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[4].messages[-1]["content"]
-    compressor_prompt = llm.calls[5].messages[-1]["content"]
+    assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[3].messages[-1]["content"]
+    compressor_prompt = llm.calls[4].messages[-1]["content"]
     assert "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37" in compressor_prompt
 
 
 def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_alone(settings: Settings, orrin: MemoryCorpus) -> None:
+    q = "Zzyzx qwerty?"
     llm = ScriptedLLM().enqueue(
-        constraints(),
-        search("zzyzx qwerty"),                           # slot 1: nothing found
+        constraints(),                                    # slot 1: hop 0 finds nothing
         search("Karn Point Lighthouse designer"),         # slot 2: the same round goes on
         update(facts=["The tower was designed by Ada Vellacott"], answer="1849"),
         final("1849", "E1"),
     )
     agent = make_agent(settings, orrin, llm, max_steps_per_round=1, max_rounds=2)
-    events, result = run(agent)
+    events, result = run(agent, q)
     carried = [e for e in events if isinstance(e, RoundCarried)]
     assert [(e.iteration, e.tool_calls, e.new_tokens) for e in carried] == [(1, 1, 0)]
     rounds = agent.store.rounds(result.run_id)
     assert [r["iteration"] for r in rounds] == [1] and rounds[0]["stats"]["slots"] == 2
-    assert [s["argument"] for s in rounds[0]["trajectory"]["steps"]] == ["zzyzx qwerty", "Karn Point Lighthouse designer"]
-    replayed = llm.calls[2].messages  # the second slot's planner sees the first slot's step again
-    assert '"query": "zzyzx qwerty"' in replayed[2]["content"] and "found nothing" in replayed[3]["content"]
+    assert [s["argument"] for s in rounds[0]["trajectory"]["steps"]] == [q, "Karn Point Lighthouse designer"]
+    seen = llm.calls[1].messages  # the second slot's planner sees the first slot's search
+    assert f'search "{q}" found nothing' in seen[1]["content"]
     assert sum(1 for c in llm.calls if c.schema is not None and c.schema.__name__ == "StateUpdate") == 1
     assert result.answer == "1849"
 
@@ -292,13 +299,32 @@ def test_the_time_budget_stops_a_run(settings: Settings, orrin: MemoryCorpus) ->
     assert result.stop_reason == "budget-time" and result.status == RunStatus.FAILED and result.rounds == 0
 
 
-def test_a_planner_stuck_on_one_search_ends_the_round(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Jonas Pell"), search("Jonas Pell"), search("jonas pell"),
+        constraints(), search("Jonas Pell"), search("jonas pell"), search("Pell Jonas"),
         update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]), final("1856"),
     )
-    agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=6)
+    one = MemoryCorpus().add("jonas-pell", "Jonas Pell", orrin.chunks["jonas-pell#0"].text)
+    agent = make_agent(settings, one, llm, max_rounds=1, max_steps_per_round=6)
+    _, result = run(agent, "Who was Jonas Pell?")
+    steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
+    # The first repeat is replaced by the best candidate; with none left, the second ends the round.
+    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "planner"),
+                                                        ("Orley", "code")]
+    assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "repeats"
+    assert steps[2]["candidates"] == [{"query": "Orley", "origin": "named in Jonas Pell"}]
+    assert result.searches == one.searches == ["Who was Jonas Pell?", "Jonas Pell", "Orley"]
+
+
+def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: MemoryCorpus) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(), pick(2), pick(6),  # a number past the list takes the last candidate
+        update(facts=["Ada Vellacott was born on 3 May 1849"]), final("1849"),
+    )
+    agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=3)
     _, result = run(agent)
-    stats = agent.store.rounds(result.run_id)[0]["stats"]
-    assert stats["end_reason"] == "repeats" and stats["tool_calls"] == 3
-    assert [c.temperature for c in llm.calls[1:4]] == [None, None, RESAMPLE_TEMPERATURE]
+    steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
+    offered = [c["query"] for c in steps[1]["candidates"]]
+    assert steps[1]["argument"] == offered[1] and steps[1]["by"] == "pick"
+    assert steps[2]["argument"] == [c["query"] for c in steps[2]["candidates"]][-1]
+    assert len(set(orrin.searches)) == len(orrin.searches) == 3

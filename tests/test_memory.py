@@ -20,11 +20,12 @@ from tests.scripts import constraints, final, finish, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
 FIRST_RUN = [
-    constraints(), search("Karn Point Lighthouse designer"), search("Ada Vellacott born"), finish("1849"),
+    constraints(), search("Ada Vellacott born"), finish("1849"),  # after hop 0, the question searched by code
     update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"], answer="1849"),
     final("1849", "E2"),
 ]
-SECOND_RUN = [constraints(), finish("1849"), update(answer="1849"), final("1849", "E2")]
+SECOND_RUN = [constraints(), finish("1849"), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
+              final("1849", "E2")]
 
 
 def agent(settings: Settings, corpus: MemoryCorpus, llm: ScriptedLLM, memory: RunMemory, rounds: int = 4,
@@ -62,7 +63,8 @@ def test_past_evidence_whose_quote_left_the_corpus_is_not_seeded(settings: Setti
     memory = RunMemory(settings.memory_dir, HashingEmbedder)
     finished(agent(settings, orrin, ScriptedLLM().enqueue(*FIRST_RUN), memory))
     orrin.add("ada-vellacott", "Ada Vellacott", "Ada Vellacott was a civil engineer. Her birth date is disputed.")
-    second = agent(settings, orrin, ScriptedLLM().enqueue(constraints(), finish("x"), update(), final("x")), memory, rounds=1)
+    second = agent(settings, orrin, ScriptedLLM().enqueue(constraints(), finish("x"), update(facts=["Jonas Pell was born in 1856"]),
+                                                              final("x")), memory, rounds=1)
     started, result = finished(second)
     seeded = second.store.run(result.run_id)["initial_state"]["evidence"]
     assert [e["source"] for e in seeded] == ["karn-point#0"] and started.memory[0]["evidence_seeded"] == 1

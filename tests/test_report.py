@@ -19,7 +19,7 @@ from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.report import build, highlight, render
 from retrac_local.runstore import RunStore
-from tests.scripts import constraints, final, search, update
+from tests.scripts import constraints, final, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
 
@@ -27,9 +27,10 @@ Q = "In which year was the engineer who designed the Karn Point Lighthouse born?
 @pytest.fixture
 def finished_run(settings: Settings, orrin: MemoryCorpus) -> tuple[RunStore, str]:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Karn Point Lighthouse designer"),
+        # One tool call a round: the question (hop 0), then the lead the evidence names, both by code.
+        constraints(),
         update(facts=["The tower was designed by the civil engineer Ada Vellacott"], uncertainties=["her birth year?"]),
-        search("Ada Vellacott born"), update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"),
+        update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"),
         final("1849", "E2"),
     )
     settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 1, "min_round_tokens": 0})})
@@ -45,7 +46,8 @@ def test_the_report_holds_answer_citations_and_a_timeline(finished_run, orrin: M
     assert report["answer"] == "1849" and report["status"] == "answered"
     assert report["citations"][0]["chunk_text"] == orrin.get_chunk("ada-vellacott#0").text
     first, second = report["rounds"]
-    assert [s["argument"] for s in first["steps"]] == ["Karn Point Lighthouse designer"]
+    assert [(s["argument"], s["by"]) for s in first["steps"]] == [(Q, "code")]
+    assert [(s["argument"], s["by"]) for s in second["steps"]] == [("Ada Vellacott", "code")]
     assert [e["id"] for e in first["added"]] == ["E1"] and first["opened"] == ["her birth year?"]
     assert second["closed"] == ["her birth year?"] and second["answer_after"] == "1849"
     markdown = render(report, "md")

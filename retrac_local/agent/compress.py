@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from retrac_local.agent import prompts
+from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
@@ -225,12 +226,14 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
 
 
 def flag_unconnected(state: ResearchState) -> ResearchState:
-    """An answer no verified evidence connects to what the question names gets an open question,
-    written by code, so the next round looks for the link instead of confirming the answer."""
-    gap = missing_link(state)
-    if gap is None:
+    """An answer no verified evidence connects to what the question names, or of another kind than
+    the question asks, gets an open question written by code, so the next round looks for the link
+    or the real answer instead of confirming this one."""
+    gaps = [g for g in (missing_link(state), wrong_kind_question(state.question, state.answer or "") if state.answer
+                        else None) if g]
+    if not gaps:
         return state
-    return state.model_copy(update={"uncertainties": _dedupe([gap, *state.uncertainties])})
+    return state.model_copy(update={"uncertainties": _dedupe([*gaps, *state.uncertainties])})
 
 
 def bound_size(state: ResearchState, max_tokens: int, count_tokens: Callable[[str], int]) -> ResearchState:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from retrac_local.agent.answers import expected_kind, fits
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.linking import answer_evidence, backed, connected
 from retrac_local.state import ResearchState
@@ -18,8 +19,9 @@ def answer_supported(state: ResearchState) -> bool:
 
 
 def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:
-    """The reason to stop after this round, or None to go on."""
-    supported = answer_supported(state) and connected(state)
+    """The reason to stop after this round, or None to go on. An answer of another kind than the
+    question asks (a name for "when") is not an answer: the run goes on."""
+    supported = answer_supported(state) and connected(state) and fits(state.answer or "", expected_kind(state.question))
     if supported and not state.uncertainties:
         return "answered"
     if planner_finished and supported:

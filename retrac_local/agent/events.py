@@ -46,6 +46,9 @@ class RunResult:
     llm_seconds: float
     calls: list[dict[str, Any]] = field(default_factory=list)
     retrieved: list[str] = field(default_factory=list)  # chunk ids the tools returned, first seen first
+    caveat: str | None = None  # why the answer is not to be trusted as it stands (status unsure), if so
+    searches: list[str] = field(default_factory=list)  # the queries searched, in order, repeats included
+    first_retrieved: list[str] = field(default_factory=list)  # chunk ids the first search returned
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         out = {
@@ -54,7 +57,8 @@ class RunResult:
             "stop_reason": self.stop_reason, "llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens, "peak_prompt_tokens": self.peak_prompt_tokens,
             "seconds": round(self.seconds, 2), "llm_seconds": round(self.llm_seconds, 2),
-            "retrieved": self.retrieved,
+            "retrieved": self.retrieved, "caveat": self.caveat, "searches": self.searches,
+            "first_retrieved": self.first_retrieved,
         }
         if with_calls:
             out["calls"] = self.calls
@@ -77,6 +81,7 @@ class StepTaken:
     argument: str
     gap: str
     summary: str
+    by: str = "planner"  # planner | pick (a search code proposed) | code
 
 
 @dataclass

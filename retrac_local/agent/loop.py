@@ -17,7 +17,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import prompts
+from retrac_local.agent import candidates, prompts
+from retrac_local.agent.answers import shorten, unsupported, wrong_kind_question
+from retrac_local.agent.candidates import PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
@@ -34,9 +36,10 @@ from retrac_local.agent.events import (
     StepTaken,
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
-from retrac_local.agent.schemas import Action, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
-from retrac_local.agent.toolbox import REPEATED, Toolbox
+from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
+from retrac_local.agent.toolbox import Toolbox, query_key
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
@@ -45,13 +48,11 @@ from retrac_local.llm.base import LLM, Message
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState
-from retrac_local.tools import TOOL_NAMES, Observation, argument_of
+from retrac_local.corpus.store import Chunk
+from retrac_local.tools import TOOL_NAMES, Observation, SearchArgs, SearchTool, argument_of
 from retrac_local.verify import normalise, quote_in
 
-MAX_INVALID_ACTIONS = 2
-MAX_REPEATS = 2  # refused repeated searches in a row that end a round
 MAX_CITATIONS = 4
-RESAMPLE_TEMPERATURE = 0.8
 
 
 class ResearchAgent:
@@ -101,7 +102,7 @@ class ResearchAgent:
             return
         steps = [step for r in rounds for step in r["trajectory"]["steps"]]
         self.toolbox = Toolbox(self.corpus, self.settings)
-        self.toolbox.remember([s["argument"] for s in steps if s["tool"] == "search" and s["error"] != REPEATED])
+        self.toolbox.remember([s["argument"] for s in steps if s["tool"] == "search"])
         self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
         self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
         self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
@@ -192,46 +193,67 @@ class ResearchAgent:
         return sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls)
 
     def _play_round(self, state: ResearchState, record: RoundRecord) -> Iterator[Event]:
-        """Up to K tool calls; a carried round continues where it stopped, its steps shown again."""
+        """Up to K tool calls; a carried round continues where it stopped, its steps shown again.
+
+        Code makes the round's first search: the question itself in round 1 (hop 0: the run has
+        always seen what RAG sees), the best lead of the state after that (the entity the evidence
+        says the answer goes through). Then the planner picks among the searches code proposes, or
+        writes its own; a search the run has made already is never made again."""
         budget = self.settings.budget
         self.meter.purpose = "action"
-        messages: list[Message] = [
-            {"role": "system", "content": self.system_prompt},
-            {"role": "user", "content": prompts.render("planner_round", state=state.render(), iteration=record.iteration)},
-        ]
-        for step in record.steps:
-            if step.tool in (*TOOL_NAMES, "finish"):
-                messages += [{"role": "assistant", "content": step.action_json()},
-                             {"role": "user", "content": step.observation}]
         calls_before = record.tool_calls
-        trajectory_tokens, invalid, refused, repeats = 0, 0, 0, 0
-        resample: float | None = None  # after a repeated query, sample instead of decoding greedily
+        if not record.steps:
+            first = self._first_search(state)
+            if first is not None:
+                step = self._search(record, state.question, first[0], by="code", gap=first[1])
+                yield StepTaken(record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code")
+        intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
+        intro += [s.observation for s in record.steps if s.by == "code" and s.index == 1]
+        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
+        for step in record.steps:  # a carried round: the planner sees its earlier steps again
+            if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
+                messages += [{"role": "user", "content": step.prompt},
+                             {"role": "assistant", "content": step.action_json()}]
+        trajectory_tokens, invalid, refused = sum(self.planner.count_tokens(s.render()) for s in record.steps), 0, 0
+        note: str | None = None  # a message to the planner about its last action, before the next prompt
         while record.tool_calls - calls_before < budget.max_steps_per_round:
+            if trajectory_tokens > budget.round_token_threshold:
+                record.end_reason = "tokens"
+                return
+            offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record),
+                                         record.steps[-1].gap if record.steps else "")
+            left = budget.max_steps_per_round - (record.tool_calls - calls_before)
+            prompt = self._step_prompt(state, record, offered, left, note)
+            note = None
+            if len(messages) == 1:
+                prompt = "\n\n".join([*intro, prompt])
+            messages.append({"role": "user", "content": prompt})
             try:
-                generation = self.planner.generate(messages, schema=Action, temperature=resample,
+                generation = self.planner.generate(messages, schema=PlannerAction,
                                                    max_tokens=self.settings.sampling.action_max_tokens)
             except StructuredOutputError as e:
                 invalid += 1
-                step = Step(len(record.steps) + 1, "", "invalid", "", f"invalid action: {e}", error=str(e))
+                step = Step(len(record.steps) + 1, "", "invalid", "", f"invalid action: {e}", error=str(e), prompt=prompt)
                 record.steps.append(step)
                 yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
                 if invalid >= MAX_INVALID_ACTIONS:
                     record.end_reason = "invalid-actions"
                     return
-                messages += [{"role": "assistant", "content": e.output[-500:]},
-                             {"role": "user", "content": f"That was not a valid action ({e}). Reply with one JSON action."}]
+                messages.append({"role": "assistant", "content": e.output[-500:]})
+                note = f"That was not a valid action ({e}). Reply with one JSON action."
                 continue
             except ContextOverflowError:
                 record.end_reason = "context"
                 return
             action = generation.parsed
-            assert isinstance(action, Action)
+            assert isinstance(action, PlannerAction)
             call = action.call
+            messages.append({"role": "assistant", "content": generation.text})
             if call.tool == "finish":
                 short = self.settings.budget.min_tool_calls - self.tool_calls - record.tool_calls
                 if short <= 0:
                     record.finish_answer = call.answer.strip() or None
-                    step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "")
+                    step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "", prompt=prompt)
                     record.steps.append(step)
                     record.end_reason = "finish"
                     yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
@@ -239,34 +261,77 @@ class ResearchAgent:
                 # The budget asks for more checking (the long-horizon evaluation): the answer is noted.
                 refused += 1
                 note = too_early(call.answer, short)
-                record.steps.append(Step(len(record.steps) + 1, action.gap, "finish", call.answer, note, error="too early"))
+                record.steps.append(Step(len(record.steps) + 1, action.gap, "finish", call.answer, note,
+                                         error="too early", prompt=prompt))
                 yield StepTaken(record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early")
                 if refused >= MAX_INVALID_ACTIONS:
                     record.end_reason = "finish-refused"
                     return
-                messages += [{"role": "assistant", "content": generation.text}, {"role": "user", "content": note}]
                 continue
-            argument = argument_of(call)
-            observation = self.toolbox.use(call)
+            if call.tool in ("pick", "search"):
+                query, by = self._query(call, offered)
+                if query is None:  # a repeated query and nothing else left to search
+                    record.end_reason = "repeats"
+                    return
+                step = self._search(record, state.question, query, by=by, gap=action.gap, offered=offered,
+                                    prompt=prompt)
+            else:
+                observation = self.toolbox.use(call)
+                step = Step(len(record.steps) + 1, action.gap, call.tool, argument_of(call), observation.text,
+                            error=observation.error, chunks=observation.chunks, prompt=prompt,
+                            candidates=[c.to_dict() for c in offered])
+                record.steps.append(step)
             interrupt.check()
-            repeats = repeats + 1 if observation.error == REPEATED else 0
-            resample = RESAMPLE_TEMPERATURE if repeats else None
-            step = Step(len(record.steps) + 1, action.gap, call.tool, argument, observation.text,
-                        error=observation.error, chunks=observation.chunks)
-            record.steps.append(step)
-            yield StepTaken(record.iteration, step.index, call.tool, argument, action.gap, _summary(observation))
-            if repeats >= MAX_REPEATS:  # the planner is stuck on one search: compress and rethink
-                record.end_reason = "repeats"
-                return
+            yield StepTaken(record.iteration, step.index, step.tool, step.argument, step.gap, _summary_of(step), step.by)
             trajectory_tokens += self.planner.count_tokens(step.render())
-            if trajectory_tokens > budget.round_token_threshold:
-                record.end_reason = "tokens"
-                return
-            left = budget.max_steps_per_round - (record.tool_calls - calls_before)
-            messages += [{"role": "assistant", "content": generation.text},
-                         {"role": "user", "content": prompts.render("observation", observation=observation.text,
-                                                                         question=state.question, steps_left=left)}]
         record.end_reason = "steps"
+
+    def _first_search(self, state: ResearchState) -> tuple[str, str] | None:
+        """The search code makes at the start of a round, with its gap: the question (round 1), then
+        the best lead of the first hop (a name that evidence about the question's names states)."""
+        if state.iteration == 0 and not self.toolbox.pages:
+            return state.question, "hop 0: the question as asked"
+        found = candidates.leads(state, set(self.toolbox.pages), first_hop_only=True)
+        return (found[0].query, f"follow the lead: {found[0].origin}") if found else None
+
+    def _query(self, call: Any, offered: list[candidates.Candidate]) -> tuple[str | None, str]:
+        """The query a pick or a free search stands for; a repeated free query is replaced by the
+        best candidate (by code), so that no search of the run is made twice."""
+        if call.tool == "pick":
+            return offered[min(call.number, len(offered)) - 1].query if offered else None, "pick"
+        if query_key(call.query) not in self.toolbox.pages and call.query.strip():
+            return call.query, "planner"
+        return (offered[0].query, "code") if offered else (None, "code")
+
+    def _search(self, record: RoundRecord, question: str, query: str, by: str, gap: str = "",
+                offered: list[candidates.Candidate] | None = None, prompt: str = "") -> Step:
+        args = SearchArgs(tool="search", query=query)
+        if not self.toolbox.pages:  # the run's first search, the question: as many hits as RAG reads
+            r = self.settings.retrieval
+            try:
+                observation = SearchTool(self.corpus, k=r.first_k, hit_words=r.hit_words, context_window=r.open_window)(args)
+            except RetracError as e:  # a broken store or index: an observation, as in the toolbox
+                observation = Observation(f"search failed: {e}", error=str(e))
+            self.toolbox.remember([query])
+        else:
+            observation = self.toolbox.use(args)
+        text = observation.text
+        hits = [c for c in observation.chunks if f"[{c.chunk_id}]" in text]
+        if hits and not observation.error:
+            text = candidates.compact(hits, f"{question} {gap} {query}", text.splitlines()[0])
+        if by == "code" and record.steps:
+            text = f"(Your query repeated an earlier search of this run; code searched {query!r} instead.)\n{text}"
+        step = Step(len(record.steps) + 1, gap, "search", query, text, error=observation.error,
+                    chunks=observation.chunks, by=by, candidates=[c.to_dict() for c in offered or []], prompt=prompt)
+        record.steps.append(step)
+        return step
+
+    def _step_prompt(self, state: ResearchState, record: RoundRecord, offered: list[candidates.Candidate],
+                     left: int, note: str | None) -> str:
+        last = record.steps[-1] if record.steps else None
+        observation = "" if last is None or (last.by == "code" and last.index == 1) else last.observation
+        return prompts.render("observation", observation=observation, note=note or "",
+                              candidates=candidates.render(offered), question=state.question, steps_left=left)
 
     # -- start and end ---------------------------------------------------------------------------
     def _constraints(self, question: str) -> list[str]:
@@ -300,12 +365,15 @@ class ResearchAgent:
                 cited = generation.parsed.evidence_ids
             except (StructuredOutputError, ContextOverflowError):
                 pass
+        if answer and not choices:
+            answer = shorten(answer, state.question)
         citations = self._citations(state, answer, cited)
+        caveat = self._caveat(state, answer, citations)
         if not answer:
             status = RunStatus.FAILED
         elif stop_reason.startswith("budget"):
             status = RunStatus.BUDGET_EXHAUSTED
-        elif citations and stop_reason in ("answered", "planner-finished"):
+        elif citations and stop_reason in ("answered", "planner-finished") and caveat is None:
             status = RunStatus.ANSWERED
         else:
             status = RunStatus.UNSURE
@@ -318,7 +386,7 @@ class ResearchAgent:
             completion_tokens=sum(c["completion_tokens"] for c in all_calls),
             peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
             seconds=prior_seconds + time.perf_counter() - started, llm_seconds=sum(c["seconds"] for c in all_calls),
-            calls=all_calls, retrieved=self._retrieved(run_id),
+            calls=all_calls, retrieved=self._retrieved(run_id), caveat=caveat, **self._searches(run_id),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         if self.memory is not None and status != RunStatus.FAILED:
@@ -326,6 +394,24 @@ class ResearchAgent:
             with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):
                 self.memory.remember(run_id, state.model_copy(update={"answer": answer}))
         return result
+
+    @staticmethod
+    def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:
+        """Why the answer is not to be trusted as it stands, or None: no verified evidence states
+        it, it names what no evidence states, or it is not of the kind the question asks."""
+        if not answer:
+            return None
+        if not citations:
+            return "not found: no verified evidence states this answer; it is the best guess from what was read"
+        missing = unsupported(answer, state.evidence)
+        if missing:
+            return f"the answer states what no verified evidence does: {', '.join(missing)}"
+        return wrong_kind_question(state.question, answer)
+
+    def _searches(self, run_id: str) -> dict[str, list[str]]:
+        """The run's queries in order, and the chunks its first search returned."""
+        steps = [step for r in self.store.rounds(run_id) for step in r["trajectory"]["steps"] if step["tool"] == "search"]
+        return {"searches": [s["argument"] for s in steps], "first_retrieved": steps[0]["chunk_ids"] if steps else []}
 
     def _retrieved(self, run_id: str) -> list[str]:
         """The chunk ids the run's tools returned, in first-seen order."""
@@ -359,15 +445,15 @@ def _constraint_like(span: str) -> bool:
     return len(span.split()) >= 2 or any(ch.isdigit() for ch in span) or span[:1].isupper()
 
 
-def too_early(answer: str, short: int) -> str:
-    return (f"Answer noted ({answer!r}), but the budget asks for {short} more tool call(s) before finishing: "
-            "use them to check the answer against other sources.")
+def _summary_of(step: Step) -> str:
+    if step.error:
+        return step.error
+    return f"{len(step.chunks)} chunk(s): " + ", ".join(c.chunk_id for c in step.chunks[:4])
 
 
-def _summary(observation: Observation) -> str:
-    if observation.error:
-        return observation.error
-    return f"{len(observation.chunks)} chunk(s): " + ", ".join(c.chunk_id for c in observation.chunks[:4])
+def _round_chunks(record: RoundRecord) -> list[Chunk]:
+    """The chunks this round's searches and reads returned, each once, in order."""
+    return list({c.chunk_id: c for step in record.steps for c in step.chunks}.values())
 
 
 def _result_from_dict(data: dict[str, Any]) -> RunResult:

@@ -41,4 +41,5 @@ class RagAnswerer:
             pass
         return result_record(f"rag-{uuid.uuid4().hex[:12]}", question,
                              RunStatus.ANSWERED if answer else RunStatus.FAILED, answer, 1, "single-pass",
-                             self.meter.drain(), time.perf_counter() - started, [h.chunk.chunk_id for h in hits])
+                             self.meter.drain(), time.perf_counter() - started, [h.chunk.chunk_id for h in hits],
+                             [(question, [h.chunk.chunk_id for h in hits])])

@@ -16,7 +16,7 @@ from typing import Any
 from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.events import RunResult, RunStatus
-from retrac_local.agent.loop import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
+from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.schemas import Action, ShortAnswer
 from retrac_local.agent.toolbox import REPEATED, Toolbox
@@ -53,6 +53,7 @@ class ReactAgent:
         answer: str | None = None
         stop_reason, tool_calls, invalid, refused = "budget-steps", 0, 0, 0
         retrieved: list[str] = []
+        searches: list[tuple[str, list[str]]] = []  # (query, chunk ids)
         resample: float | None = None
         self.meter.purpose = "action"
         while tool_calls < max_calls:
@@ -89,6 +90,8 @@ class ReactAgent:
             tool_calls += 1
             resample = RESAMPLE_TEMPERATURE if observation.error == REPEATED else None
             retrieved += [c.chunk_id for c in observation.chunks]
+            if call.tool == "search":
+                searches.append((call.query, [c.chunk_id for c in observation.chunks]))
             text = prompts.render("react_observation", observation=observation.text, question=question,
                                   steps_left=max_calls - tool_calls)
             messages, used = self._append(messages, used, generation.text, text)
@@ -98,7 +101,7 @@ class ReactAgent:
         status = (RunStatus.FAILED if not answer else
                   RunStatus.ANSWERED if stop_reason == "planner-finished" else RunStatus.BUDGET_EXHAUSTED)
         return result_record(f"react-{uuid.uuid4().hex[:12]}", question, status, answer, tool_calls, stop_reason,
-                             calls, time.perf_counter() - started, retrieved)
+                             calls, time.perf_counter() - started, retrieved, searches)
 
     def _tokens(self, message: Message) -> int:
         return self.planner.count_tokens(message["content"]) + MESSAGE_OVERHEAD
@@ -127,11 +130,15 @@ class ReactAgent:
 
 
 def result_record(run_id: str, question: str, status: RunStatus, answer: str | None, rounds: int, stop_reason: str,
-                  calls: list[dict[str, Any]], seconds: float, retrieved: list[str]) -> RunResult:
+                  calls: list[dict[str, Any]], seconds: float, retrieved: list[str],
+                  searches: list[tuple[str, list[str]]] | None = None) -> RunResult:
+    """The result of a baseline run; `searches`: each query with the chunk ids it returned."""
+    searches = searches or []
     return RunResult(
         run_id=run_id, question=question, status=status, answer=answer, citations=[], rounds=rounds,
         stop_reason=stop_reason, llm_calls=len(calls), prompt_tokens=sum(c["prompt_tokens"] for c in calls),
         completion_tokens=sum(c["completion_tokens"] for c in calls),
         peak_prompt_tokens=max((c["prompt_tokens"] for c in calls), default=0), seconds=seconds,
         llm_seconds=sum(c["seconds"] for c in calls), calls=calls, retrieved=list(dict.fromkeys(retrieved)),
+        searches=[q for q, _ in searches], first_retrieved=list(searches[0][1]) if searches else [],
     )

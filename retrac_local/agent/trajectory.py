@@ -22,6 +22,9 @@ class Step:
     observation: str
     error: str | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    by: str = "planner"  # planner: its own call | pick: a candidate it chose | code: made by code
+    candidates: list[dict[str, str]] = field(default_factory=list)  # the searches code offered before it
+    prompt: str = ""  # the message the planner answered with this step (replayed when a round is carried)
 
     def render(self) -> str:
         head = f"Step {self.index}: {self.tool}({self.argument!r})" + (f" — to find: {self.gap}" if self.gap else "")
@@ -29,13 +32,14 @@ class Step:
 
     def action_json(self) -> str:
         """The action as the planner wrote it (for replaying a carried round)."""
-        call = {"tool": self.tool, ARGUMENT_FIELD[self.tool]: self.argument}
+        tool = "search" if self.tool == "pick" else self.tool
+        call = {"tool": tool, ARGUMENT_FIELD[tool]: self.argument}
         return json.dumps({"gap": self.gap, "call": call}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "gap": self.gap, "tool": self.tool, "argument": self.argument,
-                "observation": self.observation, "error": self.error,
-                "chunk_ids": [c.chunk_id for c in self.chunks]}
+                "observation": self.observation, "error": self.error, "by": self.by,
+                "candidates": self.candidates, "chunk_ids": [c.chunk_id for c in self.chunks]}
 
 
 @dataclass

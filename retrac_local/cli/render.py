@@ -35,7 +35,8 @@ def render_event(event: Event) -> None:
     elif isinstance(event, StepTaken):
         arg = f"({event.argument!r})" if event.argument else ""
         tail = f" → {event.summary}" if event.summary else ""
-        click.echo(f"  round {event.iteration} · {event.tool}{arg}{tail}", err=False)
+        by = {"code": " [by code]", "pick": " [picked]"}.get(event.by, "")
+        click.echo(f"  round {event.iteration} · {event.tool}{arg}{by}{tail}", err=False)
     elif isinstance(event, RoundCompressed):
         failed = " [compression failed: previous state kept]" if event.compression_failed else ""
         rate = f", {event.completion_tokens / event.llm_seconds:.1f} tok/s" if event.llm_seconds else ""
@@ -57,6 +58,8 @@ def render_event(event: Event) -> None:
 def render_result(result: RunResult) -> None:
     click.echo("")
     click.echo(click.style("Answer: ", bold=True) + (result.answer or "(none)") + f"   [{result.status}]")
+    if result.caveat:
+        click.echo(f"Caveat: {result.caveat}")
     if result.citations:
         click.echo("Citations (quotes checked against the stored text):")
         for c in result.citations:

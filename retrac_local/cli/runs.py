@@ -54,7 +54,11 @@ def runs_show(run_id: str, as_json: bool) -> None:
                    f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
                    + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else ""))
         for step in r["trajectory"]["steps"]:
-            click.echo(f"  {step['tool']}({step['argument']!r})" + (f" → {step['error']}" if step["error"] else ""))
+            offered = step.get("candidates") or []
+            if offered:
+                click.echo("    offered: " + "; ".join(f"{n}. {c['query']}" for n, c in enumerate(offered, 1)))
+            by = {"code": " [by code]", "pick": " [picked]"}.get(step.get("by", ""), "")
+            click.echo(f"  {step['tool']}({step['argument']!r}){by}" + (f" → {step['error']}" if step["error"] else ""))
         now = {e["id"]: e for e in r["state"]["evidence"]}
         for i in d.get("evidence_added", []):
             click.echo(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")

@@ -6,12 +6,13 @@
 
 Run it again with the same --out to continue an interrupted evaluation: finished pairs are skipped,
 a half-written last line is dropped, and the settings must match the ones recorded (otherwise the
-figures would mix two configurations).
+figures would mix two configurations). The code is recorded per mode: when a mode's code changed,
+its results are moved to DIR/results.MODE-VERSION.jsonl and it runs again, while the results of the
+other modes are kept.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from retrac_local.agent.events import RunFinished, RunResult, RunStarted
-from retrac_local.agent.toolbox import doc_ids
+from retrac_local.agent.toolbox import doc_ids, query_key
 from retrac_local.errors import RetracError
+from retrac_local.eval.codehash import mode_version
 from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.scoring import best, doc_recall
 
@@ -38,28 +40,11 @@ def parse_modes(text: str) -> list[str]:
     return list(dict.fromkeys(modes))
 
 
-# Code that cannot change an answer: benchmarks, reports and the command line (its options that
-# matter are in the fingerprint as settings). Editing these does not void a running evaluation.
-NOT_ANSWERING = ("bench/", "cli/", "templates/", "report.py", "eval/report.py", "config_doc.py")
-
-
-def code_version(root: Path | None = None) -> str:
-    """A hash of the code and prompts answers depend on: figures from two versions must not be mixed."""
-    root = root or Path(__file__).resolve().parent.parent
-    digest = hashlib.sha1()
-    files = [p for p in [*root.rglob("*.py"), *root.rglob("*.j2")]
-             if not p.relative_to(root).as_posix().startswith(NOT_ANSWERING)]
-    for path in sorted(files):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:12]
-
-
 def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
     """The settings and code an answer depends on; an evaluation continues only under the same ones."""
     s = app.settings
     return {
-        "code": code_version(),
+        "code": {mode: mode_version(mode) for mode in MODES},
         "questions_file": str(questions_file.resolve()),
         "planner": s.model_path("planner").name, "compressor": s.model_path("compressor").name,
         "budget": s.budget.model_dump(mode="json"), "retrieval": s.retrieval.model_dump(mode="json"),
@@ -73,6 +58,7 @@ class Evaluation:
         the report of finished results, which runs nothing)."""
         self.out = out
         self.results_file, self.pending_file = out / "results.jsonl", out / "pending.json"
+        self.set_aside: dict[str, str] = {}  # mode → the code version whose results were set aside
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -82,17 +68,24 @@ class Evaluation:
         self.rows = self._load_rows()
 
     def _check_config(self, config: dict[str, Any]) -> None:
+        """Other settings: refused. Other code of a mode: that mode's results are set aside (kept in a
+        file of their own) and it runs again; the results of modes whose code did not change stay."""
         path = self.out / "eval.json"
         if path.exists():
             recorded = json.loads(path.read_text())
-            changed = sorted(k for k in set(recorded) | set(config) if recorded.get(k) != config.get(k))
+            changed = sorted(k for k in set(recorded) | set(config) - {"code"} if k != "code"
+                             and recorded.get(k) != config.get(k))
             if changed:
                 raise RetracError(
                     f"{self.out} holds an evaluation made with other settings ({', '.join(changed)} differ); "
-                    "continue it with the same settings and code, or give another --out (or delete that folder)"
+                    "continue it with the same settings, or give another --out (or delete that folder)"
                 )
-        else:
-            _write_atomic(path, json.dumps(config, indent=2))
+            old = recorded.get("code")
+            old_codes = old if isinstance(old, dict) else {}
+            self.set_aside = {m: old_codes.get(m, str(old)) for m, v in config.get("code", {}).items()
+                             if old_codes.get(m) != v}
+            self._set_aside_rows()
+        _write_atomic(path, json.dumps(config, indent=2))
 
     def _load_rows(self) -> list[dict[str, Any]]:
         if not self.results_file.exists():
@@ -103,6 +96,21 @@ class Evaluation:
             with open(self.results_file, "r+b") as f:
                 f.truncate(len(good))
         return [json.loads(line) for line in good.decode("utf-8").splitlines() if line.strip()]
+
+    def _set_aside_rows(self) -> None:
+        rows = self._load_rows()
+        stale = [r for r in rows if r["mode"] in self.set_aside]
+        if not stale:
+            return
+        for mode, version in self.set_aside.items():
+            mine = [r for r in stale if r["mode"] == mode]
+            if mine:
+                with open(self.out / f"results.{mode}-{version}.jsonl", "a", encoding="utf-8") as f:
+                    f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in mine)
+        kept = [r for r in rows if r["mode"] not in self.set_aside]
+        _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
+        if "retrac" in self.set_aside:
+            self.pending_file.unlink(missing_ok=True)  # a run of the old code is not resumed by the new
 
     def done(self, question: EvalQuestion, mode: str) -> bool:
         return any(r["id"] == question.id and r["mode"] == mode for r in self.rows)
@@ -117,7 +125,7 @@ class Evaluation:
                     continue
                 if progress:
                     progress(question, mode, None)
-                row = score(question, mode, runner(question))
+                row = score(question, mode, runner(question)) | {"code": mode_version(mode)}
                 self._append(row)
                 if progress:
                     progress(question, mode, row)
@@ -148,10 +156,14 @@ class Evaluation:
 def score(question: EvalQuestion, mode: str, result: RunResult) -> dict[str, Any]:
     em, f1 = best(result.answer, question.answers)
     retrieved = doc_ids(result.retrieved)
+    keys = [query_key(q) for q in result.searches]
     return {
         "id": question.id, "mode": mode, "type": question.type, "question": question.question,
         "answer": result.answer, "gold": question.answers, "em": em, "f1": round(f1, 4),
         "retrieved_doc_ids": retrieved, "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
+        "first_doc_recall": doc_recall(doc_ids(result.first_retrieved), question.supporting_doc_ids),
+        "searches": result.searches, "distinct_searches": len(set(keys)), "repeated_searches": len(keys) - len(set(keys)),
+        "caveat": result.caveat,
         "status": str(result.status), "stop_reason": result.stop_reason, "rounds": result.rounds,
         "llm_calls": result.llm_calls, "prompt_tokens": result.prompt_tokens,
         "completion_tokens": result.completion_tokens, "peak_prompt_tokens": result.peak_prompt_tokens,

@@ -11,7 +11,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-FIELDS = ("em", "f1", "doc_recall", "llm_calls", "prompt_tokens", "completion_tokens", "peak_prompt_tokens", "seconds")
+from retrac_local.agent.answers import expected_kind, fits, unsupported
+from retrac_local.state import Evidence
+
+FIELDS = ("em", "f1", "doc_recall", "first_doc_recall", "distinct_searches", "llm_calls", "prompt_tokens",
+          "completion_tokens", "peak_prompt_tokens", "seconds")
+BOOTSTRAP_SAMPLES = 10_000
 
 
 def paired(rows: list[dict[str, Any]], modes: list[str]) -> list[dict[str, Any]]:
@@ -39,13 +44,39 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
         stats["total_tokens"] = _mean([r["prompt_tokens"] + r["completion_tokens"] for r in mine])
         stats["max_prompt_tokens"] = max((r["peak_prompt_tokens"] for r in mine), default=None)
         stats["status"] = dict(sorted(_count(r["status"] for r in mine).items()))
+        searches = sum(len(r.get("searches", [])) for r in mine)
+        stats["repeated_search_rate"] = round(sum(r.get("repeated_searches", 0) for r in mine) / searches, 4) if searches else None
+        stats["median_seconds"] = round(statistics.median(r["seconds"] for r in mine), 2) if mine else None
+        stats["wrong_kind_rate"] = _share(mine, lambda r: not fits(r["answer"] or "", expected_kind(r["question"])))
+        answered = [r for r in mine if r["status"] == "answered" and r.get("citations")]
+        stats["answered_claim_outside_evidence"] = _share(answered, lambda r: bool(unsupported(r["answer"] or "", [
+            Evidence(id=c["evidence_id"], fact="", source=c["chunk_id"], quote=c["quote"], verified="yes",
+                     title=c["title"]) for c in r["citations"]])))
         out["modes"][mode] = stats
         for kind in sorted({r["type"] for r in mine if r.get("type")}):
             typed = [r for r in mine if r["type"] == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
                 "n": len(typed), "em": _mean([r["em"] for r in typed]), "f1": _mean([r["f1"] for r in typed])}
     out["retrac_vs"] = ratios(out)
+    out["paired"] = {f"{a}-{b}": paired_difference(rows, a, b) for i, a in enumerate(modes) for b in modes[i + 1:]}
     return out
+
+
+def paired_difference(rows: list[dict[str, Any]], a: str, b: str, key: str = "f1",
+                      samples: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> dict[str, Any]:
+    """Mean of `a`'s score minus `b`'s over the questions both ran, with a 95% bootstrap interval
+    (questions resampled with replacement; the per-question differences keep the pairing)."""
+    import random
+
+    mine = {r["id"]: r[key] for r in rows if r["mode"] == a}
+    theirs = {r["id"]: r[key] for r in rows if r["mode"] == b}
+    diffs = [mine[i] - theirs[i] for i in mine if i in theirs]
+    if not diffs:
+        return {"f1_diff": None, "ci_low": None, "ci_high": None, "n": 0}
+    rng = random.Random(seed)
+    means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(samples))
+    return {"f1_diff": round(statistics.fmean(diffs), 4), "ci_low": round(means[int(0.025 * samples)], 4),
+            "ci_high": round(means[int(0.975 * samples) - 1], 4), "n": len(diffs)}
 
 
 def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str, float | None]]:
@@ -96,11 +127,19 @@ def prompt_by_round(rows: list[dict[str, Any]], mode: str = "retrac") -> list[di
              "first_prompt": round(statistics.fmean(first[i]))} for i in sorted(largest)]
 
 
+def _share(rows: list[dict[str, Any]], test: Any) -> float | None:
+    return round(sum(1 for r in rows if test(r)) / len(rows), 4) if rows else None
+
+
 def _count(values: Any) -> dict[str, int]:
     counts: dict[str, int] = defaultdict(int)
     for v in values:
         counts[v] += 1
     return counts
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
@@ -113,6 +152,12 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         "| mode | n | EM | F1 | doc recall | LLM calls | prompt tok | completion tok | peak prompt (mean / max) | seconds | status |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    searches = [
+        "", "Searches and time:", "",
+        "| mode | distinct searches | repeated searches | doc recall of the first search | final doc recall | median seconds "
+        "| answer of the wrong kind | answered, with a claim outside its citations |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for mode, m in summary["modes"].items():
         status = ", ".join(f"{k} {v}" for k, v in m["status"].items())
         lines.append(
@@ -120,6 +165,17 @@ def markdown(summary: dict[str, Any], title: str) -> str:
             f"{_fmt(m['llm_calls'], 1)} | {_fmt(m['prompt_tokens'], 0)} | {_fmt(m['completion_tokens'], 0)} | "
             f"{_fmt(m['peak_prompt_tokens'], 0)} / {_fmt(m['max_prompt_tokens'], 0)} | {_fmt(m['seconds'], 0)} | {status} |"
         )
+        rate = m.get("repeated_search_rate")
+        searches.append(f"| {mode} | {_fmt(m.get('distinct_searches'), 1)} | {_pct(rate)} | "
+                        f"{_fmt(m.get('first_doc_recall'))} | {_fmt(m['doc_recall'])} | {_fmt(m.get('median_seconds'), 0)} | "
+                        f"{_pct(m.get('wrong_kind_rate'))} | {_pct(m.get('answered_claim_outside_evidence'))} |")
+    lines += searches
+    if summary.get("paired"):
+        lines += ["", "Paired F1 differences (same questions; 95% bootstrap interval over questions):", "",
+                  "| pair | F1 difference | 95% interval | n |", "|---|---|---|---|"]
+        for pair, d in summary["paired"].items():
+            if d["n"]:
+                lines.append(f"| {pair.replace('-', ' − ')} | {d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | {d['n']} |")
     if summary["by_type"]:
         modes = list(summary["modes"])
         lines += ["", "F1 by question type:", "", "| type | n | " + " | ".join(modes) + " |",

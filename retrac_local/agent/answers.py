@@ -1,0 +1,105 @@
+"""The final answer checked by code: of the kind the question asks, short, and saying nothing that
+the evidence does not state.
+
+- **Kind.** Rules read the kind of answer from the question ("when" → a date, "how many" → a number,
+  "is/was/did …" → yes or no, "where" → a place, "who" → a name); no kind when the rules are unsure.
+  An answer of the wrong kind (a person's name for "where was she born?") is the entity the
+  question goes *through*, not the one it asks for: the run must not stop on it.
+- **Short.** Gold answers are short spans and a person wants the answer first: a parenthetical
+  aside or a trailing "also known as" clause is cut (the report keeps the evidence).
+- **Claims.** Every number and name of the answer must occur in the verified evidence; an answer
+  that adds one ("born in the city of X", X in no evidence) is never *answered*.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from retrac_local.state import Evidence
+from retrac_local.verify import normalise
+
+Kind = Literal["date", "number", "yes/no", "place", "name"]
+
+_YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
+_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
+                          "ninety hundred thousand million billion dozen several".split())
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+_DATE_WORDS = _MONTHS | {"century", "centuries", "decade", "bc", "bce", "ad", "ce", "spring", "summer", "autumn",
+                         "winter", "fall", "early", "late", "mid"}
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+_TRAILER = re.compile(r"[,;]\s*(also|or|formerly|known|which|who|where|spelt|spelled|born|nicknamed)\b.*$", re.I)
+
+
+def expected_kind(question: str) -> Kind | None:
+    """The kind of answer the question asks for, or None when the rules cannot tell."""
+    q = normalise(question).strip().lower()
+    if " or " in q and not _YES_NO_START.match(q):
+        return None  # "Which is older, A or B?": one of the options, checked by the options rule
+    if _YES_NO_START.match(q):
+        return None if " or " in q else "yes/no"
+    if re.search(r"\bhow (many|much)\b", q):
+        return "number"
+    if re.search(r"\b(what|which) (year|decade|century|date|month)\b", q) or re.match(r"^(when|in what year|in which year)\b", q):
+        return "date"
+    if re.match(r"^(where|in what (city|country|town|state)|in which (city|country|town|state))\b", q):
+        return "place"
+    if re.match(r"^(who|whom|whose)\b", q):
+        return "name"
+    return None
+
+
+def fits(answer: str, kind: Kind | None) -> bool:
+    """Whether the answer is of the kind asked; an unknown kind fits anything."""
+    a = normalise(answer).strip().lower().rstrip(".")
+    if not a:
+        return False
+    words = set(re.findall(r"[a-z]+", a))
+    has_number = bool(re.search(r"\d", a)) or bool(words & _NUMBER_WORDS)
+    if kind == "yes/no":
+        return a.split()[0] in ("yes", "no")
+    if kind == "number":
+        return has_number
+    if kind == "date":
+        return bool(re.search(r"\d", a)) or bool(words & _DATE_WORDS)
+    if kind in ("place", "name"):
+        # A name, not a bare number or date: some word of it is capitalised in the original.
+        return not re.fullmatch(r"[\d\s.,–-]+", a) and any(w[:1].isupper() for w in answer.split())
+    return True
+
+
+def shorten(answer: str, question: str) -> str:
+    """The answer without asides: "(24th century BC)", ", also spelt …"; "Yes, it is" → "yes"."""
+    a = normalise(answer).strip()
+    if expected_kind(question) == "yes/no":
+        first = re.findall(r"[A-Za-z]+", a)[:1]
+        if first and first[0].lower() in ("yes", "no"):
+            return first[0].lower()
+    short = _TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.")
+    return short or a
+
+
+def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:
+    """Numbers and names of the answer that no verified piece of evidence (its fact, quote or
+    document title) contains."""
+    backed = [e for e in evidence if e.verified in ("yes", "partial")]
+    text = normalise(" ".join(f"{e.title} {e.fact} {e.quote}" for e in backed))
+    words = {w.lower() for w in re.findall(r"\w+", text)}
+    numbers = set(re.findall(r"\d+", text.replace(",", "")))
+    missing = [n for n in re.findall(r"\d+", normalise(answer).replace(",", "")) if n not in numbers]
+    for w in re.findall(r"[^\W\d_][\w'’-]*", normalise(answer)):
+        bare = re.sub(r"['’]s$", "", w)
+        if bare[:1].isupper() and len(bare) >= 3 and bare.lower() not in words and bare.lower() not in ("yes", "the"):
+            missing.append(bare)
+    return list(dict.fromkeys(missing))
+
+
+def wrong_kind_question(question: str, answer: str) -> str | None:
+    """The open question code writes when the answer is not of the kind asked, or None."""
+    kind = expected_kind(question)
+    if kind is None or fits(answer, kind):
+        return None
+    wanted = {"date": "a date or year", "number": "a number", "yes/no": "yes or no", "place": "a place",
+              "name": "a name"}[kind]
+    return f"The answer must be {wanted}, and {answer!r} is not: find {wanted} for: {question}"

@@ -1,0 +1,154 @@
+"""Code proposes the searches, the model picks one.
+
+A 1.5B planner writes poor queries (it repeated one search 24 times in a row) but chooses well among
+a short list. Before each planner step code lists candidate searches built from what the run holds,
+best first:
+
+1. leads: names that verified evidence states and no search has covered (the entity a bridge
+   question goes through: "designed by Ada Vellacott" → search "Ada Vellacott");
+2. names in the sentences this round's searches found that bear on the question;
+3. each name the question itself names, alone (a comparison needs each side searched);
+4. the state's planned next searches and open questions.
+
+A candidate that repeats a search of the run (same words in any order, see `query_key`) is never
+offered, and a free query that repeats one is replaced by the best candidate, so the run never
+searches the same words twice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from retrac_local.agent.linking import _entity, backed, mentions, names_in, question_names
+from retrac_local.agent.schemas import Strict
+from retrac_local.agent.toolbox import query_key
+from retrac_local.agent.trajectory import STOP_WORDS
+from retrac_local.corpus.chunking import sentences
+from retrac_local.corpus.store import Chunk
+from retrac_local.state import ResearchState
+from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
+
+MAX_CANDIDATES = 6
+MAX_WORDS_PER_SENTENCE = 40
+SENTENCES_PER_HIT = 2
+NUMBERS = (1, 2, 3, 4, 5, 6)
+
+
+class PickArgs(Strict):
+    tool: Literal["pick"]
+    number: Literal[NUMBERS] = Field(description="the number of a candidate search")  # type: ignore[valid-type]
+
+
+class PlannerAction(Strict):
+    """One planner step of Re-TRAC: a candidate by number, or a tool call of its own."""
+
+    gap: str = Field(description="what this call should find out")
+    call: PickArgs | SearchArgs | OpenArgs | CalculateArgs | FinishArgs = Field(discriminator="tool")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    query: str
+    origin: str  # why code proposes it, shown to the planner and recorded
+
+    def to_dict(self) -> dict[str, str]:
+        return {"query": self.query, "origin": self.origin}
+
+
+def leads(state: ResearchState, searched: set[str], first_hop_only: bool = False) -> list[Candidate]:
+    """Names stated by verified evidence that no search has covered and that are neither asked about
+    by the question nor the subject of evidence already held. Evidence about a question name comes
+    first: it names the next hop (`first_hop_only`: only those)."""
+    asked = question_names(state.question)
+    about = {_entity(e).lower() for e in backed(state) if e.title}
+    first_hop = [e for e in backed(state) if any(mentions(f"{e.title} {e.quote}", n) for n in asked)]
+    rest = [] if first_hop_only else [e for e in backed(state) if e not in first_hop]
+    found: list[Candidate] = []
+    for e in [*first_hop, *rest]:
+        for name in names_in(e.quote):
+            if (name.lower() in about or any(mentions(name, q) or mentions(q, name) for q in asked)
+                    or _covered(name, searched) or not _namelike(name)):
+                continue
+            found.append(Candidate(name, f"named in {e.id}, not searched yet"))
+    return found
+
+
+def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk], gap: str = "") -> list[Candidate]:
+    """The candidate searches for the next planner step, best first, none repeating a search
+    (`searched`: the `query_key`s of the run's searches)."""
+    asked = question_names(state.question)
+    titles = {c.title.lower() for c in round_chunks}
+    out: list[Candidate] = list(leads(state, searched))
+    for chunk, text in relevant_sentences(round_chunks, f"{state.question} {gap}"):
+        for name in names_in(text):
+            if (name.lower() in titles or any(mentions(name, q) or mentions(q, name) for q in asked)
+                    or not _namelike(name)):
+                continue
+            out.append(Candidate(name, f"named in {chunk.title}"))
+    out += [Candidate(name, "the question names it") for name in asked]
+    out += [Candidate(p, "planned next") for p in state.next_plan if len(_content(p)) >= 2]
+    out += [Candidate(u, "open question") for u in state.uncertainties if len(u.split()) <= 12 and len(_content(u)) >= 2]
+    chosen: dict[str, Candidate] = {}
+    for c in out:
+        key = query_key(c.query)
+        if key and key not in searched and key not in chosen:
+            chosen[key] = c
+    return list(chosen.values())[:MAX_CANDIDATES]
+
+
+def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT) -> list[tuple[Chunk, str]]:
+    """Per chunk, the sentences sharing most words with `query`, in reading order."""
+    wanted = _content(query)
+    out: list[tuple[Chunk, str]] = []
+    for chunk in chunks:
+        found = [s for s in sentences(chunk.text) if len(s.split()) >= 3]
+        ranked = sorted(range(len(found)), key=lambda i: (-len(wanted & _content(found[i])), i))[:per_chunk]
+        out += [(chunk, found[i]) for i in sorted(ranked)]
+    return out
+
+
+def compact(chunks: list[Chunk], query: str, header: str) -> str:
+    """A search's hits for the planner: each hit's title and the sentences most relevant to the
+    question and the step's gap, not the whole chunk (the compressor reads the full texts)."""
+    lines = [header]
+    by_chunk: dict[str, list[str]] = {}
+    for chunk, text in relevant_sentences(chunks, query):
+        words = text.split()
+        cut = " ".join(words[:MAX_WORDS_PER_SENTENCE]) + (" …" if len(words) > MAX_WORDS_PER_SENTENCE else "")
+        by_chunk.setdefault(chunk.chunk_id, []).append(cut)
+    for chunk in chunks:
+        lines.append(f"[{chunk.chunk_id}] {chunk.title}: " + " ".join(by_chunk.get(chunk.chunk_id, [])))
+    return "\n".join(lines)
+
+
+def render(candidates: list[Candidate]) -> str:
+    if not candidates:
+        return "Candidate searches: none left; write a new query, open a chunk, or finish."
+    lines = ["Candidate searches (pick one by number, or write a new query):"]
+    lines += [f"{n}. {c.query} ({c.origin})" for n, c in enumerate(candidates, 1)]
+    return "\n".join(lines)
+
+
+def _content(text: str) -> set[str]:
+    return set(re.findall(r"\w{3,}", text.lower())) - STOP_WORDS
+
+
+def _covered(name: str, searched: set[str]) -> bool:
+    """A search holding all of the name's words has covered it."""
+    words = set(query_key(name).split())
+    return any(words <= set(key.split()) for key in searched)
+
+
+def _namelike(name: str) -> bool:
+    """A name worth a search: not a lone short word, a month or a number."""
+    words = name.split()
+    return not (len(words) == 1 and (len(name) < 4 or name.lower() in _NOT_LEADS)) and not name.isdigit()
+
+
+_NOT_LEADS = frozenset(  # single words that name no entity worth a search
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+                     "october", "november", "december", "english", "american", "british", "french", "german"])

@@ -1,0 +1,54 @@
+"""The final answer checked by code: of the kind asked, short, and claiming only what the evidence states."""
+
+from __future__ import annotations
+
+import pytest
+
+from retrac_local.agent.answers import expected_kind, fits, shorten, unsupported, wrong_kind_question
+from retrac_local.state import Evidence
+
+
+@pytest.mark.parametrize(("question", "kind"), [
+    ("When was the harbour master of Port Saltry born?", "date"),
+    ("In what year did the ferry first sail?", "date"),
+    ("What year was the lighthouse first lit?", "date"),
+    ("How many keepers served on the rock?", "number"),
+    ("Was the bridge built before the railway?", "yes/no"),
+    ("Are both towers painted white?", "yes/no"),
+    ("Where was the engineer's mother born?", "place"),
+    ("In which city did the museum open?", "place"),
+    ("Who designed the tower?", "name"),
+    ("Which is older, the museum or the bridge?", None),
+    ("Is the museum or the bridge older?", None),
+    ("What is the name of the ferry?", None),
+])
+def test_the_kind_of_answer_is_read_from_the_question(question: str, kind: str | None) -> None:
+    assert expected_kind(question) == kind
+
+
+def test_an_answer_of_another_kind_does_not_fit() -> None:
+    assert fits("3 May 1849", "date") and fits("the 18th century", "date") and fits("spring", "date")
+    assert not fits("Ada Vellacott", "date")
+    assert fits("twelve", "number") and fits("12", "number") and not fits("Orley", "number")
+    assert fits("yes", "yes/no") and not fits("the bridge", "yes/no")
+    assert fits("Port Saltry", "place") and not fits("1849", "place")
+    assert fits("anything", None)
+    gap = wrong_kind_question("When was the engineer's mother born?", "Mara Vellacott")
+    assert gap is not None and gap.startswith("The answer must be a date or year")
+    assert wrong_kind_question("When was she born?", "1849") is None
+
+
+def test_short_answers_lose_their_asides() -> None:
+    assert shorten("Ibrium (24th century BC), also spelt Ebrium", "Who ruled the city?") == "Ibrium"
+    assert shorten("Port Saltry.", "Where was she born?") == "Port Saltry"
+    assert shorten("Yes, both are painted white", "Are both towers painted white?") == "yes"
+    assert shorten("Ada Vellacott", "Who designed it?") == "Ada Vellacott"
+
+
+def test_an_answer_naming_what_no_evidence_states_is_caught() -> None:
+    evidence = [Evidence(id="E1", fact="Her mother was Mara Holt", source="a#0", verified="yes",
+                         quote="Her mother, Mara Holt, kept the light.", title="Ada Vellacott")]
+    assert unsupported("Mara Holt", evidence) == []
+    assert unsupported("Mara Holt was born in the city of Orley in 1820", evidence) == ["1820", "Orley"]
+    unverified = [evidence[0].model_copy(update={"verified": "no"})]
+    assert unsupported("Mara Holt", unverified) == ["Mara", "Holt"]

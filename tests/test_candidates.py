@@ -1,0 +1,58 @@
+"""Code proposes the searches, the model picks: leads from verified evidence, names in the round's
+texts, the question's names, and the plan; never a search the run has made."""
+
+from __future__ import annotations
+
+from retrac_local.agent.candidates import Candidate, compact, leads, propose, render
+from retrac_local.agent.toolbox import query_key
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.state import Evidence, ResearchState
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+FIRST_HOP = Evidence(id="E1", fact="Ada Vellacott designed it", source="karn-point#0", verified="yes",
+                     quote="The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board.",
+                     title="Karn Point Lighthouse")
+
+
+def test_a_lead_is_a_name_verified_evidence_states_that_no_search_covered(orrin: MemoryCorpus) -> None:
+    state = ResearchState(question=Q, evidence=[FIRST_HOP])
+    assert [c.query for c in leads(state, set())] == ["Ada Vellacott", "Orrin Lights Board"]
+    assert leads(state, set())[0].origin == "named in E1, not searched yet"
+    # A search that held the name's words covered it; evidence already about a name is no lead.
+    assert [c.query for c in leads(state, {query_key("Ada Vellacott born")})] == ["Orrin Lights Board"]
+    about_ada = Evidence(id="E2", fact="born 1849", source="ada-vellacott#0", verified="yes",
+                         quote="She was born on 3 May 1849 in Port Saltry.", title="Ada Vellacott")
+    both = state.model_copy(update={"evidence": [FIRST_HOP, about_ada]})
+    assert "Ada Vellacott" not in [c.query for c in leads(both, set())]
+    # Unverified evidence proposes nothing.
+    unverified = state.model_copy(update={"evidence": [FIRST_HOP.model_copy(update={"verified": "no"})]})
+    assert leads(unverified, set()) == []
+
+
+def test_candidates_come_from_the_round_the_question_and_the_plan_and_never_repeat(orrin: MemoryCorpus) -> None:
+    state = ResearchState(question="Who is older, Jonas Pell or Ada Vellacott?", next_plan=["Jonas Pell birth year"])
+    chunks = [orrin.chunks["karn-point#0"]]
+    found = propose(state, set(), chunks)
+    queries = [c.query for c in found]
+    assert queries[:1] == ["Orrin Lights Board"]  # named in a text of the round
+    assert "Jonas Pell" in queries and "Ada Vellacott" not in queries[:1]
+    assert "Jonas Pell birth year" in queries
+    assert dict((c.query, c.origin) for c in found)["Jonas Pell"] == "the question names it"
+    searched = {query_key("pell JONAS"), query_key("Orrin Lights Board")}
+    again = [c.query for c in propose(state, searched, chunks)]
+    assert "Jonas Pell" not in again and "Orrin Lights Board" not in again  # same words in any order
+    assert len({query_key(q) for q in again}) == len(again)
+
+
+def test_a_hit_is_shown_as_its_title_and_its_most_relevant_sentences(orrin: MemoryCorpus) -> None:
+    text = compact([orrin.chunks["ada-vellacott#0"]], "Ada Vellacott born year", 'search "x" found 1:')
+    assert text.splitlines()[0] == 'search "x" found 1:'
+    assert "[ada-vellacott#0] Ada Vellacott: " in text and "She was born on 3 May 1849" in text
+    long = MemoryCorpus().add("d", "D", " ".join(f"Sentence {i} says nothing about it at all." for i in range(30)))
+    assert len(compact(list(long.chunks.values()), "born", "h").split()) < 60  # two sentences, not the chunk
+
+
+def test_the_candidates_are_numbered_for_the_planner() -> None:
+    text = render([Candidate("Ada Vellacott", "named in E1, not searched yet"), Candidate("Jonas Pell", "planned next")])
+    assert "1. Ada Vellacott (named in E1, not searched yet)" in text and "2. Jonas Pell (planned next)" in text
+    assert "none left" in render([])
