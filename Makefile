@@ -36,11 +36,14 @@ DEMO_QUESTION = $(shell $(PYTHON) -c "import json; print(json.loads(open('corpor
 EVAL_DIR ?= $(CURDIR)/../shared/eval
 BENCH_DIR ?= $(CURDIR)/bench-out
 EVAL_HOME ?= $(BENCH_DIR)/hotpotqa-home
+# The evaluation's results are committed: a later change to one mode re-runs only that mode.
+EVAL_OUT ?= $(CURDIR)/docs/eval/hotpotqa
 EVAL_LIMIT ?= 30
+WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -95,9 +98,14 @@ eval-corpus: setup
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) ingest $(EVAL_DIR)/corpus.jsonl
 
 # Hours on 2 cores: each result is written as it ends, and the same command continues where it stopped.
-eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA dev questions (bench-out/eval-hotpotqa)
+eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
-		--out $(BENCH_DIR)/eval-hotpotqa --title "HotpotQA dev, first $(EVAL_LIMIT)"
+		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)"
+
+# The same folder: the first EVAL_LIMIT questions' results are reused, the rest are added.
+eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
+		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
 # Long horizon: 8 rounds of 3 tool calls, and no finishing before 24 tool calls, for every agent.
 eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool calls, first LONG_LIMIT questions (bench-out/eval-long)
@@ -109,11 +117,11 @@ bench: bench-speed  ## the speed benchmark (see also bench-builds, bench-retriev
 
 # Every figure of the README's benchmark section (hours on 2 cores; each part continues where it
 # stopped), then the plots copied to docs/figures, where the README shows them.
-figures: bench-speed bench-builds bench-retrieval eval eval-long  ## all README figures, plots to docs/figures
+figures: bench-speed bench-builds bench-retrieval eval eval-wide eval-long  ## all README figures, plots to docs/figures
 	mkdir -p docs/figures
-	cp $(BENCH_DIR)/eval-hotpotqa/context.png docs/figures/eval-context.png
-	cp $(BENCH_DIR)/eval-hotpotqa/f1_vs_tokens.png docs/figures/eval-f1-vs-tokens.png
-	cp $(BENCH_DIR)/eval-long/context.png docs/figures/eval-long-context.png
+	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-context.png docs/figures/eval-context.png
+	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-f1-vs-tokens.png docs/figures/eval-f1-vs-tokens.png
+	cp $(BENCH_DIR)/eval-long/summary-context.png docs/figures/eval-long-context.png
 
 bench-speed: setup  ## llama.cpp ceiling vs constrained decoding, KV-cache reuse, overhead, start-up (bench-out/speed)
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs

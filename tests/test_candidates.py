@@ -3,7 +3,7 @@ texts, the question's names, and the plan; never a search the run has made."""
 
 from __future__ import annotations
 
-from retrac_local.agent.candidates import Candidate, compact, leads, propose, render
+from retrac_local.agent.candidates import Candidate, chosen, compact, leads, propose, render
 from retrac_local.agent.toolbox import query_key
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.state import Evidence, ResearchState
@@ -54,5 +54,19 @@ def test_a_hit_is_shown_as_its_title_and_its_most_relevant_sentences(orrin: Memo
 
 def test_the_candidates_are_numbered_for_the_planner() -> None:
     text = render([Candidate("Ada Vellacott", "named in E1, not searched yet"), Candidate("Jonas Pell", "planned next")])
-    assert "1. Ada Vellacott (named in E1, not searched yet)" in text and "2. Jonas Pell (planned next)" in text
+    assert "1. Ada Vellacott — named in E1, not searched yet" in text and "2. Jonas Pell — planned next" in text
     assert "none left" in render([])
+
+
+def test_a_free_query_that_copies_a_candidate_line_is_that_candidate() -> None:
+    offered = [Candidate("Goodbye Girl", "named in Goodbye Girl (album)"), Candidate("Ray Stark", "named in X")]
+    assert chosen("Goodbye Girl (named in Goodbye Girl (album))", offered) == offered[0]
+    assert chosen("ray stark — named in X", offered) == offered[1]
+    assert chosen("Goodbye Girl 1977 film director", offered) is None  # a query of its own
+    assert chosen("Herbert Ross", offered) is None
+
+
+def test_a_capitalised_word_opening_a_sentence_is_no_candidate() -> None:
+    corpus = MemoryCorpus().add("film", "The Goodbye Girl", "Produced by Ray Stark, it starred Marsha Mason.")
+    queries = [c.query for c in propose(ResearchState(question="Who produced the film?"), set(), list(corpus.chunks.values()))]
+    assert "Produced" not in queries and "Ray Stark" in queries and "Marsha Mason" in queries

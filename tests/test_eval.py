@@ -165,7 +165,7 @@ def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None
     assert "| retrac | 1 | 1.000 | 1.000 | 1.000 |" in markdown(summary, "t")
     write_report(tmp_path, rows, ["retrac", "react"], "t")
     assert json.loads((tmp_path / "summary.json").read_text())["questions"] == 1
-    for name in ("context.png", "f1_vs_tokens.png"):
+    for name in ("summary-context.png", "summary-f1-vs-tokens.png"):
         assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -73,7 +73,7 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     # The tool error reached the model as an observation, and the state carried the question.
     first_prompt = llm.calls[1].messages
     assert first_prompt[1]["content"].startswith(f"Question: {Q}") and f'search "{Q}" found 3' in first_prompt[1]["content"]
-    assert "1. Orrin Lights Board (named in Karn Point Lighthouse)" in first_prompt[1]["content"]
+    assert "1. Orrin Lights Board — named in Karn Point Lighthouse" in first_prompt[1]["content"]
     assert "open failed" in llm.calls[2].messages[-1]["content"]
     assert "code searched 'Orrin Lights Board' instead" in llm.calls[3].messages[-1]["content"]
     # Round 2 sees only the state: no raw observation of round 1 survives.
@@ -309,7 +309,7 @@ def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: Memory
     _, result = run(agent, "Who was Jonas Pell?")
     steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
     # The first repeat is replaced by the best candidate; with none left, the second ends the round.
-    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "planner"),
+    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "pick"),
                                                         ("Orley", "code")]
     assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "repeats"
     assert steps[2]["candidates"] == [{"query": "Orley", "origin": "named in Jonas Pell"}]

@@ -84,8 +84,10 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     titles = {c.title.lower() for c in round_chunks}
     out: list[Candidate] = list(leads(state, searched))
     for chunk, text in relevant_sentences(round_chunks, f"{state.question} {gap}"):
+        opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
-            if (name.lower() in titles or any(mentions(name, q) or mentions(q, name) for q in asked)
+            if (name == opening  # one capitalised word opening a sentence ("Produced by …") is no name
+                    or name.lower() in titles or any(mentions(name, q) or mentions(q, name) for q in asked)
                     or not _namelike(name)):
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
@@ -125,11 +127,20 @@ def compact(chunks: list[Chunk], query: str, header: str) -> str:
     return "\n".join(lines)
 
 
+def chosen(query: str, offered: list[Candidate]) -> Candidate | None:
+    """The candidate a free query copies, origin and all ("Ada Vellacott — named in E1")."""
+    for c in offered:
+        rest = query.strip()[len(c.query):].strip() if query.strip().lower().startswith(c.query.lower()) else None
+        if rest is not None and (not rest or rest[0] in "(—-[" or rest.startswith("named in")):
+            return c
+    return None
+
+
 def render(candidates: list[Candidate]) -> str:
     if not candidates:
         return "Candidate searches: none left; write a new query, open a chunk, or finish."
     lines = ["Candidate searches (pick one by number, or write a new query):"]
-    lines += [f"{n}. {c.query} ({c.origin})" for n, c in enumerate(candidates, 1)]
+    lines += [f"{n}. {c.query} — {c.origin}" for n, c in enumerate(candidates, 1)]
     return "\n".join(lines)
 
 

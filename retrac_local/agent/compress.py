@@ -182,7 +182,9 @@ def compress(
         attempts.append({"problems": problems})
         best = (state, problems)
         fixable = [p for p in problems if not p.startswith("drift:")]
-        if not fixable:
+        # A retry costs a whole compression (half a minute on a CPU): it is asked for only when the
+        # round would otherwise learn nothing; a rejected fact beside accepted ones is recorded.
+        if not fixable or len(state.evidence) > len(base.evidence):
             break
         messages += [{"role": "assistant", "content": generation.text},
                      {"role": "user", "content": prompts.render("compressor_retry", problems=fixable)}]

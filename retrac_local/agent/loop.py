@@ -299,6 +299,9 @@ class ResearchAgent:
         best candidate (by code), so that no search of the run is made twice."""
         if call.tool == "pick":
             return offered[min(call.number, len(offered)) - 1].query if offered else None, "pick"
+        copied = candidates.chosen(call.query, offered)
+        if copied is not None:
+            return copied.query, "pick"
         if query_key(call.query) not in self.toolbox.pages and call.query.strip():
             return call.query, "planner"
         return (offered[0].query, "code") if offered else (None, "code")

@@ -21,13 +21,16 @@ from retrac_local.cli.app import make_app
 @click.option("--rag-k", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="chunks in the RAG prompt")
 @click.option("--title", default=None, help="caption of the table and plots")
 @click.option("--report-only", is_flag=True, help="only rewrite the summary and plots from results.jsonl")
+@click.option("--report-name", default="summary", show_default=True,
+              help="stem of the report files, so that one folder can hold reports of several question ranges")
 def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
-             title: str | None, report_only: bool) -> None:
+             title: str | None, report_only: bool, report_name: str) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
     Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
-    OUT/summary.md, OUT/context.png and OUT/f1_vs_tokens.png. Stop it at any time; the same command
-    continues it."""
+    OUT/summary.md, OUT/summary-context.png and OUT/summary-f1-vs-tokens.png ("summary" is
+    --report-name). Stop it at any time; the same command continues it. Results of a mode whose code
+    did not change are reused."""
     from retrac_local.cli.progress import eval_progress
     from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, parse_modes
     from retrac_local.eval.questions import load_questions
@@ -41,7 +44,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
 
     def report() -> None:
         wanted = {q.id for q in questions}
-        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title)
+        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name)
 
     if not report_only:
         app.agent()  # an empty corpus or a missing model fails here, before any long work
@@ -54,4 +57,4 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
             click.echo(f"interrupted: finished results are kept in {out}; run the same command to continue", err=True)
             sys.exit(130)
     report()
-    click.echo((out / "summary.md").read_text())
+    click.echo((out / f"{report_name}.md").read_text())

@@ -1,4 +1,4 @@
-"""Figures of an evaluation: DIR/summary.json, DIR/summary.md and two plots, made from results.jsonl.
+"""Figures of an evaluation: DIR/NAME.json, DIR/NAME.md and two plots, made from results.jsonl.
 
 Means are over the questions that every mode has finished, so that the modes are compared on the
 same questions even while an evaluation is still running."""
@@ -211,7 +211,7 @@ def context_by_call(rows: list[dict[str, Any]], mode: str) -> list[tuple[int, fl
     return [(i, statistics.fmean(v), len(v)) for i, v in sorted(per_call.items())]
 
 
-def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str) -> list[Path]:
+def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, name: str = "summary") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -231,9 +231,9 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str) -
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(out / "context.png", dpi=120)
+    fig.savefig(out / f"{name}-context.png", dpi=120)
     plt.close(fig)
-    written.append(out / "context.png")
+    written.append(out / f"{name}-context.png")
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode in modes:
@@ -249,16 +249,18 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str) -
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "f1_vs_tokens.png", dpi=120)
+    fig.savefig(out / f"{name}-f1-vs-tokens.png", dpi=120)
     plt.close(fig)
-    written.append(out / "f1_vs_tokens.png")
+    written.append(out / f"{name}-f1-vs-tokens.png")
     return written
 
 
-def write_report(out: Path, rows: list[dict[str, Any]], modes: list[str], title: str, with_plots: bool = True) -> dict[str, Any]:
+def write_report(out: Path, rows: list[dict[str, Any]], modes: list[str], title: str, with_plots: bool = True,
+                 name: str = "summary") -> dict[str, Any]:
+    """DIR/NAME.json, DIR/NAME.md and the plots DIR/NAME-context.png and DIR/NAME-f1-vs-tokens.png."""
     summary = summarize(rows, modes)
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
-    (out / "summary.md").write_text(markdown(summary, title))
+    (out / f"{name}.json").write_text(json.dumps(summary, indent=2))
+    (out / f"{name}.md").write_text(markdown(summary, title))
     if with_plots:
-        plots(rows, modes, out, title)
+        plots(rows, modes, out, title, name)
     return summary

@@ -7,6 +7,7 @@ system prompt, question and state, and only the new tokens are evaluated.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -57,12 +58,15 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
                 raise ModelError(
                     f"n_gpu_layers = {settings.n_gpu_layers} for {path.name}, but this llama-cpp-python build "
                     "cannot offload to a GPU; rebuild it for your GPU (README, 'Using a GPU') or set n_gpu_layers = 0")
+            # llama-cpp-python's own default is half the cores for generation: on 2 cores, one thread
+            # (measured: 6.0 tok/s against 11.9 tok/s with both cores, 1.5B model).
+            threads = settings.n_threads or available_cores()
             try:
                 llama = llama_cpp.Llama(
                     model_path=str(path),
                     n_ctx=settings.n_ctx,
-                    n_threads=settings.n_threads,
-                    n_threads_batch=settings.n_threads,
+                    n_threads=threads,
+                    n_threads_batch=threads,
                     n_batch=settings.n_batch,
                     n_gpu_layers=settings.n_gpu_layers,
                     seed=seed,
@@ -76,6 +80,14 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
                                  f"set n_ctx to {trained} or less for this model")
             _LOADED[key] = (llama, SchemaConstrainer(llama, cache_dir))
         return _LOADED[key]
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), at least one."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on Linux
+        return max(os.cpu_count() or 1, 1)
 
 
 class LlamaCppLLM:
