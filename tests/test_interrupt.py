@@ -34,6 +34,6 @@ def test_the_loop_stops_at_the_next_safe_point(settings: Settings, orrin: Memory
     agent = ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
     with interrupt.graceful_sigint(), pytest.raises(KeyboardInterrupt):
         list(agent.ask("When was Ada Vellacott born?"))
-    # hop 0 (the question, by code), then the planner's step finished, then the loop stopped
-    assert orrin.searches == ["When was Ada Vellacott born?", "Ada Vellacott"]
+    # hops 0 and 1 (by code), then the planner's step finished, then the loop stopped
+    assert orrin.searches == ["When was Ada Vellacott born?", "Port Saltry", "Ada Vellacott"]
     assert len(llm.calls) == 2

@@ -25,11 +25,11 @@ from retrac_local.runstore import RunStore
 from tests.scripts import constraints, final, finish, open_, pick, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
-# Hop 0, the question itself, is searched by code before the planner's first step.
+# Hop 0 (the question itself) and hop 1 (the best name its texts give) are searched by code before
+# the planner's first step.
 ROUND_1 = [
     open_("no-such-doc#3"),
     search(Q.lower()),  # repeats hop 0: code searches the best candidate instead
-    search("Ada Vellacott born"),
 ]
 UPDATE_1 = update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
                   uncertainties=["is the birth year confirmed?"], next_plan=["check the birth year"])
@@ -57,14 +57,14 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.rounds == 2
     assert [(c.evidence_id, c.chunk_id) for c in result.citations] == [("E2", "ada-vellacott#0")]
     assert result.citations[0].quote in orrin.get_chunk("ada-vellacott#0").text
-    assert result.llm_calls == len(llm.calls) == 8 and result.peak_prompt_tokens > 0
+    assert result.llm_calls == len(llm.calls) == 7 and result.peak_prompt_tokens > 0
 
     steps = [e for e in events if isinstance(e, StepTaken)]
-    assert [(s.tool, s.by) for s in steps] == [("search", "code"), ("open", "planner"), ("search", "code"),
-                                              ("search", "planner"), ("finish", "planner")]
-    assert steps[1].summary == "unknown id"
-    # Hop 0 is the question; the repeated query was replaced by the first candidate; nothing searched twice.
-    assert orrin.searches == [Q, "Orrin Lights Board", "Ada Vellacott born"]
+    assert [(s.tool, s.by) for s in steps] == [("search", "code"), ("search", "code"), ("open", "planner"),
+                                              ("search", "code"), ("finish", "planner")]
+    assert steps[2].summary == "unknown id"
+    # Hop 0 is the question, hop 1 the best candidate; the repeated query was replaced by the next one.
+    assert orrin.searches == [Q, "Orrin Lights Board", "Port Saltry"]
     assert result.searches == orrin.searches and result.first_retrieved[:2] == ["karn-point#0", "ada-vellacott#0"]
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert [r.end_reason for r in rounds] == ["steps", "finish"]
@@ -72,12 +72,14 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
 
     # The tool error reached the model as an observation, and the state carried the question.
     first_prompt = llm.calls[1].messages
-    assert first_prompt[1]["content"].startswith(f"Question: {Q}") and f'search "{Q}" found 3' in first_prompt[1]["content"]
-    assert "1. Orrin Lights Board — named in Karn Point Lighthouse" in first_prompt[1]["content"]
+    opening = first_prompt[1]["content"]
+    assert opening.startswith(f"Question: {Q}") and f'search "{Q}" found 3' in opening
+    assert 'search "Orrin Lights Board" found 1' in opening and "1. Port Saltry — named in Ada Vellacott" in opening
     assert "open failed" in llm.calls[2].messages[-1]["content"]
-    assert "code searched 'Orrin Lights Board' instead" in llm.calls[3].messages[-1]["content"]
+    replaced = RunStore(settings.runs_db).rounds(result.run_id)[0]["trajectory"]["steps"][3]
+    assert "code searched 'Port Saltry' instead" in replaced["observation"]
     # Round 2 sees only the state: no raw observation of round 1 survives.
-    round_2_prompt = llm.calls[5].messages
+    round_2_prompt = llm.calls[4].messages
     assert len(round_2_prompt) == 2 and "found" not in round_2_prompt[1]["content"]
     assert "may contain mistakes" in round_2_prompt[1]["content"]
     # Constraints are verbatim spans; a lone common word is not one.
@@ -161,12 +163,13 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
 
-    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott born"), finish("1849"),
+    llm2 = ScriptedLLM().enqueue(search("Port Saltry"), finish("1849"),
                                  update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
     resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
     # The searches of the first sitting are remembered: the repeat is replaced by a candidate, by code.
-    assert [(e.argument, e.by) for e in resumed if isinstance(e, StepTaken) and e.tool == "search"] == [("Port Saltry", "code")]
-    assert orrin.searches == [Q, "Orrin Lights Board", "Ada Vellacott born", "Port Saltry"]
+    again = [(e.argument, e.by) for e in resumed if isinstance(e, StepTaken) and e.tool == "search"]
+    assert len(again) == 1 and again[0][1] == "code" and again[0][0] not in orrin.searches[:3]
+    assert len(set(orrin.searches)) == len(orrin.searches) == 4
     assert isinstance(resumed[0], RunStarted) and resumed[0].resumed_at_round == 2
     result = resumed[-1].result
     assert result.status == RunStatus.ANSWERED and result.rounds == 2
@@ -233,8 +236,7 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
 def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settings, orrin: MemoryCorpus) -> None:
     q = "How old was the engineer who designed the Karn Point Lighthouse when it was first lit?"
     llm = ScriptedLLM().enqueue(
-        constraints(),
-        search("Ada Vellacott born"),  # after hop 0
+        constraints(),  # hops 0 and 1 by code
         {"gap": "age at first lighting", "call": {"tool": "calculate", "expression": "years_between(1849-05-03, 1887-03-14)"}},
         finish("37"),
         update(facts=["The light was first lit on 14 March 1887", "Ada Vellacott was born on 3 May 1849"], answer="37",
@@ -243,8 +245,8 @@ def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settin
     )
     events, result = run(make_agent(settings, orrin, llm), q)
     assert result.answer == "37"
-    assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[3].messages[-1]["content"]
-    compressor_prompt = llm.calls[4].messages[-1]["content"]
+    assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[2].messages[-1]["content"]
+    compressor_prompt = llm.calls[3].messages[-1]["content"]
     assert "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37" in compressor_prompt
 
 
@@ -301,19 +303,19 @@ def test_the_time_budget_stops_a_run(settings: Settings, orrin: MemoryCorpus) ->
 
 def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Jonas Pell"), search("jonas pell"), search("Pell Jonas"),
+        constraints(), search("Jonas Pell"), search("Pell Jonas"),
         update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]), final("1856"),
     )
     one = MemoryCorpus().add("jonas-pell", "Jonas Pell", orrin.chunks["jonas-pell#0"].text)
     agent = make_agent(settings, one, llm, max_rounds=1, max_steps_per_round=6)
     _, result = run(agent, "Who was Jonas Pell?")
     steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
-    # The first repeat is replaced by the best candidate; with none left, the second ends the round.
-    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "pick"),
-                                                        ("Orley", "code")]
+    # Hops 0 and 1 by code; the planner's repeat finds no candidate left, which ends the round.
+    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Orley", "code"),
+                                                        ("Jonas Pell", "pick")]
     assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "repeats"
-    assert steps[2]["candidates"] == [{"query": "Orley", "origin": "named in Jonas Pell"}]
-    assert result.searches == one.searches == ["Who was Jonas Pell?", "Jonas Pell", "Orley"]
+    assert steps[2]["candidates"] == [{"query": "Jonas Pell", "origin": "the question names it"}]
+    assert result.searches == one.searches == ["Who was Jonas Pell?", "Orley", "Jonas Pell"]
 
 
 def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: MemoryCorpus) -> None:
@@ -321,10 +323,10 @@ def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: Memo
         constraints(), pick(2), pick(6),  # a number past the list takes the last candidate
         update(facts=["Ada Vellacott was born on 3 May 1849"]), final("1849"),
     )
-    agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=3)
+    agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=4)
     _, result = run(agent)
     steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
-    offered = [c["query"] for c in steps[1]["candidates"]]
-    assert steps[1]["argument"] == offered[1] and steps[1]["by"] == "pick"
-    assert steps[2]["argument"] == [c["query"] for c in steps[2]["candidates"]][-1]
-    assert len(set(orrin.searches)) == len(orrin.searches) == 3
+    offered = [c["query"] for c in steps[2]["candidates"]]
+    assert steps[2]["argument"] == offered[1] and steps[2]["by"] == "pick"
+    assert steps[3]["argument"] == [c["query"] for c in steps[3]["candidates"]][-1]
+    assert len(set(orrin.searches)) == len(orrin.searches) == 4

@@ -82,7 +82,12 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     (`searched`: the `query_key`s of the run's searches)."""
     asked = question_names(state.question)
     titles = {c.title.lower() for c in round_chunks}
+    # A name the question asks about that no document read so far is about comes before the names
+    # in the texts: a comparison needs each side's own document.
+    read = [c.title for c in round_chunks] + [e.title for e in backed(state) if e.title]
+    unread = [n for n in asked if not any(mentions(t, n) for t in read)]
     out: list[Candidate] = list(leads(state, searched))
+    out += [Candidate(name, "the question names it; no document about it read yet") for name in unread]
     for chunk, text in relevant_sentences(round_chunks, f"{state.question} {gap}"):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
@@ -91,15 +96,15 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
                     or not _namelike(name)):
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
-    out += [Candidate(name, "the question names it") for name in asked]
+    out += [Candidate(name, "the question names it") for name in asked if name not in unread]
     out += [Candidate(p, "planned next") for p in state.next_plan if len(_content(p)) >= 2]
     out += [Candidate(u, "open question") for u in state.uncertainties if len(u.split()) <= 12 and len(_content(u)) >= 2]
-    chosen: dict[str, Candidate] = {}
+    unique: dict[str, Candidate] = {}
     for c in out:
         key = query_key(c.query)
-        if key and key not in searched and key not in chosen:
-            chosen[key] = c
-    return list(chosen.values())[:MAX_CANDIDATES]
+        if key and key not in searched and key not in unique:
+            unique[key] = c
+    return list(unique.values())[:MAX_CANDIDATES]
 
 
 def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT) -> list[tuple[Chunk, str]]:

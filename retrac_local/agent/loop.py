@@ -203,12 +203,11 @@ class ResearchAgent:
         self.meter.purpose = "action"
         calls_before = record.tool_calls
         if not record.steps:
-            first = self._first_search(state)
-            if first is not None:
-                step = self._search(record, state.question, first[0], by="code", gap=first[1])
+            for query, gap, offered in self._opening_searches(state, record):
+                step = self._search(record, state.question, query, by="code", gap=gap, offered=offered)
                 yield StepTaken(record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code")
         intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
-        intro += [s.observation for s in record.steps if s.by == "code" and s.index == 1]
+        intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
         messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
         for step in record.steps:  # a carried round: the planner sees its earlier steps again
             if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
@@ -286,13 +285,23 @@ class ResearchAgent:
             trajectory_tokens += self.planner.count_tokens(step.render())
         record.end_reason = "steps"
 
-    def _first_search(self, state: ResearchState) -> tuple[str, str] | None:
-        """The search code makes at the start of a round, with its gap: the question (round 1), then
-        the best lead of the first hop (a name that evidence about the question's names states)."""
+    def _opening_searches(self, state: ResearchState,
+                          record: RoundRecord) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
+        """The searches code makes at the start of a round, before the planner's first step: (query,
+        gap, candidates offered). Round 1: the question itself (hop 0), then the best candidate its
+        texts give (hop 1: the entity the question goes through, or a side of a comparison that hop 0
+        did not find). Later rounds: the best lead of the first hop (a name that evidence about the
+        question's names states, not searched yet)."""
+        budget = self.settings.budget.max_steps_per_round
         if state.iteration == 0 and not self.toolbox.pages:
-            return state.question, "hop 0: the question as asked"
+            yield state.question, "hop 0: the question as asked", []
+            offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record))
+            if offered and budget >= 3:  # room is left for at least one step of the planner's own
+                yield offered[0].query, f"hop 1: {offered[0].origin}", offered
+            return
         found = candidates.leads(state, set(self.toolbox.pages), first_hop_only=True)
-        return (found[0].query, f"follow the lead: {found[0].origin}") if found else None
+        if found:
+            yield found[0].query, f"follow the lead: {found[0].origin}", []
 
     def _query(self, call: Any, offered: list[candidates.Candidate]) -> tuple[str | None, str]:
         """The query a pick or a free search stands for; a repeated free query is replaced by the
@@ -332,7 +341,7 @@ class ResearchAgent:
     def _step_prompt(self, state: ResearchState, record: RoundRecord, offered: list[candidates.Candidate],
                      left: int, note: str | None) -> str:
         last = record.steps[-1] if record.steps else None
-        observation = "" if last is None or (last.by == "code" and last.index == 1) else last.observation
+        observation = "" if last is None or (last.by == "code" and not last.prompt) else last.observation
         return prompts.render("observation", observation=observation, note=note or "",
                               candidates=candidates.render(offered), question=state.question, steps_left=left)
 
