@@ -64,6 +64,10 @@ class SamplingSettings(Section):
 class BudgetSettings(Section):
     max_rounds: int = Field(4, ge=1, description="rounds (compressions) at most")
     max_steps_per_round: int = Field(3, ge=1, description="tool calls per round (K) before compressing")
+    opening_searches: int = Field(
+        3, ge=1, le=10, description="searches code makes at the start of round 1, before the planner's first step: "
+        "the question itself, then the best names its texts give (counted in K)"
+    )
     round_token_threshold: int = Field(
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
@@ -71,7 +75,7 @@ class BudgetSettings(Section):
         40, ge=0, description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone"
     )
     evidence_sentences: int = Field(
-        30, ge=1, le=60,
+        24, ge=1, le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
@@ -81,7 +85,9 @@ class BudgetSettings(Section):
     min_tool_calls: int = Field(
         0, ge=0, description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)"
     )
-    compress_retries: int = Field(2, ge=0, le=5, description="re-asks of the compressor after a failed validation")
+    compress_retries: int = Field(
+        1, ge=0, le=5, description="re-asks of the compressor after a failed validation, when the round learned nothing"
+    )
 
 
 class IngestSettings(Section):

@@ -31,7 +31,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def settings(isolated_home: Path) -> Settings:
-    return Settings(home=isolated_home)
+    """Round 1 opens with two searches by code (the default is three), so that the scripted runs
+    also exercise the planner's own steps in round 1."""
+    return Settings(home=isolated_home, budget={"opening_searches": 2})
 
 
 @pytest.fixture

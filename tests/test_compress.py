@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.compress import add_anchor, apply_update, bound_size, compress, flag_unconnected
+from retrac_local.agent.compress import add_anchor, add_answer_quote, apply_update, bound_size, compress, flag_unconnected
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
 from retrac_local.corpus.memory import MemoryCorpus
@@ -196,3 +196,15 @@ def test_a_compound_fact_is_grounded_part_by_part() -> None:
     half_made_up = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1901"
     new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, [])
     assert new.evidence == [] and "no sentence found" in problems[0]  # one invented part rejects the whole
+
+
+def test_an_answer_no_stated_fact_supports_gets_the_sentence_that_states_it() -> None:
+    film = chunk("film", "The Goodbye Girl", "The Goodbye Girl is a 1977 film directed by Herbert Ross.")
+    shown = [*SENTENCES, Sentence(film, film.text)]
+    q = "The album shares a name with a 1977 film directed by who?"
+    new = add_answer_quote(ResearchState(question=q, answer="Herbert Ross"), shown, 1)
+    assert [(e.source, e.quote, e.verified) for e in new.evidence] == [("film#0", film.text, "yes")]
+    assert add_answer_quote(new, shown, 2) == new  # stated already: nothing added
+    invented = ResearchState(question=q, answer="Larry Buchanan")
+    assert add_answer_quote(invented, shown, 1).evidence == []  # no sentence states it: it stays unsupported
+    assert add_answer_quote(ResearchState(question=q, answer="yes"), shown, 1).evidence == []

@@ -79,14 +79,14 @@ def test_the_planner_prompt_carries_the_working_rules() -> None:
 
 def test_dead_ends_reach_the_next_round_so_the_angle_changes(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("zzyzx qwerty"), search("Karn Point Lighthouse designer"),
+        constraints(), search("zzyzx qwerty"),  # after two searches by code
         update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], next_plan=["find her birth year"]),
-        search("Ada Vellacott born"), search("Jonas Pell"),
+        search("Ada Vellacott born"), search("Jonas Pell"),  # after the lead, by code
         update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E2"),
     )
-    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 2, "min_round_tokens": 0})})
+    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"min_round_tokens": 0})})
     agent = ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
     events = list(agent.ask(Q))
-    round_2_prompt = llm.calls[4].messages[1]["content"]
+    round_2_prompt = llm.calls[3].messages[1]["content"]
     assert "Dead ends (do not repeat):" in round_2_prompt and "search('zzyzx qwerty'): no results" in round_2_prompt
     assert events[-1].result.answer == "1849"

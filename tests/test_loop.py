@@ -222,7 +222,8 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
         search("Jonas Pell"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),  # after the lead, by code
         final("1849", "E2"),
     )
-    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3, min_round_tokens=0)
+    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3, min_round_tokens=0,
+                       opening_searches=1)
     events, result = run(agent)
     assert result.answer == "1849" and result.rounds == 2 and result.stop_reason == "answered"
     first = agent.store.rounds(result.run_id)[0]["trajectory"]
@@ -231,6 +232,17 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
     steps = [(e.tool, e.by) for e in events if isinstance(e, StepTaken)]
     assert steps == [("search", "code"), ("finish", "planner"), ("search", "planner"), ("search", "code"), ("search", "planner")]
     assert orrin.searches[2] == "Orrin Lights Board"  # round 2 starts on the lead the first hop names
+
+
+def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(settings: Settings, orrin: MemoryCorpus) -> None:
+    settings = settings.model_copy(update={"budget": Settings(home=settings.home).budget})
+    llm = ScriptedLLM().enqueue(
+        constraints(), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E1"))
+    events, result = run(ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db)))
+    assert [(e.argument, e.by) for e in events if isinstance(e, StepTaken)] == [
+        (Q, "code"), ("Orrin Lights Board", "code"), ("Port Saltry", "code")]
+    assert [c.schema.__name__ for c in llm.calls] == ["ConstraintsDraft", "StateUpdate", "FinalAnswer"]
+    assert result.status == RunStatus.ANSWERED and result.answer == "1849"
 
 
 def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settings, orrin: MemoryCorpus) -> None:
@@ -274,8 +286,8 @@ def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_
 def test_the_token_budget_stops_a_run_with_its_best_answer(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
         constraints(), search("Karn Point Lighthouse designer"), finish("1849"),
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="1849", uncertainties=["birth year?"]),
-        final("1849"),
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="1850", uncertainties=["birth year?"]),
+        final("1849"),  # a draft no sentence states does not converge
     )
     agent = make_agent(settings, orrin, llm, max_tokens=600)
     _, result = run(agent)

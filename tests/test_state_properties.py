@@ -35,7 +35,7 @@ facts = st.one_of(st.sampled_from(list(TEXTS.values())), st.lists(words, min_siz
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(new=st.lists(facts, max_size=4), drop=st.lists(st.sampled_from(["E1", "E2"]), max_size=2, unique=True),
-       answer=st.one_of(st.none(), st.text(max_size=20)), uncertainties=st.lists(st.text(max_size=30), max_size=3))
+       answer=st.one_of(st.none(), st.text(max_size=20)), uncertainties=st.lists(st.text(max_size=30), max_size=2))
 def test_whatever_the_compressor_writes_the_rules_hold(new, drop, answer, uncertainties) -> None:
     raw = update(facts=new, answer=answer, uncertainties=uncertainties, drop=drop)
     state, _ = apply_update(PREVIOUS, StateUpdate.model_validate(raw), SENTENCES, 2, [])

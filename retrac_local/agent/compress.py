@@ -20,7 +20,7 @@ from typing import Any, Literal
 from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.linking import anchored_evidence, mentions, missing_link, question_names
+from retrac_local.agent.linking import anchored_evidence, answer_evidence, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
@@ -196,6 +196,7 @@ def compress(
         })
         return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
     state, problems = best
+    state = add_answer_quote(state, sentences, record.iteration)
     state = bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens)
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
@@ -225,6 +226,29 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     anchor = Evidence(id=_next_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
                       verified="yes", round=iteration, title=best.chunk.title)
     return state.model_copy(update={"evidence": [*state.evidence, anchor]})
+
+
+def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration: int) -> ResearchState:
+    """When no verified evidence states the compressor's answer, code adds the sentence of the
+    round's texts that does: the one holding every word of the answer and the most words of the
+    question. Small models often answer from a sentence they then fail to state as a fact (a
+    compound fact is rejected whole); the sentence itself, verbatim, is the evidence. An answer no
+    sentence states gets none, and stays unsupported."""
+    if not state.answer or answer_evidence(state):
+        return state
+    words = [w for w in re.findall(r"\w+", normalise(state.answer).lower()) if len(w) >= 3 or w.isdigit()]
+    if not words or normalise(state.answer).lower() in ("yes", "no"):
+        return state
+    asked = set(re.findall(r"\w{3,}", state.question.lower())) - STOP_WORDS
+    holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)]
+    if not holding:
+        return state
+    best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.title} {s.text}".lower()))))
+    if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
+        return state
+    quote = Evidence(id=_next_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
+                     verified="yes", round=iteration, title=best.chunk.title)
+    return state.model_copy(update={"evidence": [*state.evidence, quote]})
 
 
 def flag_unconnected(state: ResearchState) -> ResearchState:

@@ -288,16 +288,19 @@ class ResearchAgent:
     def _opening_searches(self, state: ResearchState,
                           record: RoundRecord) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
         """The searches code makes at the start of a round, before the planner's first step: (query,
-        gap, candidates offered). Round 1: the question itself (hop 0), then the best candidate its
-        texts give (hop 1: the entity the question goes through, or a side of a comparison that hop 0
-        did not find). Later rounds: the best lead of the first hop (a name that evidence about the
+        gap, candidates offered). Round 1: the question itself (hop 0), then the best candidates its
+        texts give (the entity the question goes through, or a side of a comparison that hop 0 did
+        not find), `budget.opening_searches` in all: a 1.5B planner picked worse than this order,
+        and each of its steps costs a prompt of a thousand tokens. Later rounds: the best lead of the first hop (a name that evidence about the
         question's names states, not searched yet)."""
-        budget = self.settings.budget.max_steps_per_round
+        budget = self.settings.budget
         if state.iteration == 0 and not self.toolbox.pages:
             yield state.question, "hop 0: the question as asked", []
-            offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record))
-            if offered and budget >= 3:  # room is left for at least one step of the planner's own
-                yield offered[0].query, f"hop 1: {offered[0].origin}", offered
+            for hop in range(1, min(budget.opening_searches, budget.max_steps_per_round)):
+                offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record))
+                if not offered:
+                    return
+                yield offered[0].query, f"hop {hop}: {offered[0].origin}", offered
             return
         found = candidates.leads(state, set(self.toolbox.pages), first_hop_only=True)
         if found:

@@ -45,12 +45,12 @@ class StateUpdate(Strict):
     # skipped by small models), in this order.
     new_evidence: list[NewEvidence] = Field(max_length=4)
     reasoning: str = Field(description="how the evidence answers the question, step by step, naming each entity")
-    conclusions: list[ConclusionDraft] = Field(max_length=3)
+    conclusions: list[ConclusionDraft] = Field(max_length=2)
     answer: str | None
     drop_evidence: list[str] = Field(max_length=4)
-    uncertainties: list[str] = Field(max_length=3)
-    failures: list[str] = Field(max_length=3)
-    next_plan: list[str] = Field(max_length=3)
+    uncertainties: list[str] = Field(max_length=2)
+    failures: list[str] = Field(max_length=2)
+    next_plan: list[str] = Field(max_length=2)
 
 
 class ConstraintsDraft(Strict):
@@ -85,7 +85,7 @@ def state_update_schema(has_sentences: bool, evidence_ids: list[str]) -> type[St
         "StateUpdate", __base__=StateUpdate,
         new_evidence=(list[NewEvidence], Field(min_length=1 if has_sentences else 0, max_length=4)),
         drop_evidence=(_id_list(evidence_ids), Field(max_length=4 if evidence_ids else 0)),
-        conclusions=(list[conclusion], Field(max_length=3)),  # type: ignore[valid-type]
+        conclusions=(list[conclusion], Field(max_length=2)),  # type: ignore[valid-type]
     )
     model.grammar_cache = False
     return model
