@@ -75,7 +75,7 @@ class BudgetSettings(Section):
         40, ge=0, description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone"
     )
     evidence_sentences: int = Field(
-        24, ge=1, le=60,
+        18, ge=1, le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
@@ -86,7 +86,8 @@ class BudgetSettings(Section):
         0, ge=0, description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)"
     )
     compress_retries: int = Field(
-        1, ge=0, le=5, description="re-asks of the compressor after a failed validation, when the round learned nothing"
+        0, ge=0, le=5, description="re-asks of the compressor after a failed validation, when the round learned nothing "
+        "(each costs a whole compression; the next round reads again anyway)"
     )
 
 

@@ -82,7 +82,7 @@ def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, or
     assert ReactAgent(react, orrin, settings).run(CHOICE_Q).answer == "Ada Vellacott"
 
     retrac = ScriptedLLM().enqueue(
-        constraints(), search("Ada Vellacott born"),
+        constraints(),  # one tool call: the question, searched by code
         update(facts=["Ada Vellacott was born on 3 May 1849"], answer="Ada Vellacott"),
         final("Ada Vellacott", "E1"),
     )

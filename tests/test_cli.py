@@ -126,7 +126,7 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
 
     def agent() -> ResearchAgent:
         llm = ScriptedLLM().enqueue(
-            constraints(), search("Karn Point Lighthouse designer"), finish("Ada Vellacott"),
+            constraints(), finish("Ada Vellacott"),  # after two searches by code
             update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
             final("Ada Vellacott", "E1"))
         return ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))

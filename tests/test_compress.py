@@ -8,7 +8,7 @@ from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_fo
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.llm.fake import ScriptedLLM
-from retrac_local.state import Evidence, ResearchState
+from retrac_local.state import Conclusion, Evidence, ResearchState
 from tests.scripts import update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
@@ -205,6 +205,11 @@ def test_an_answer_no_stated_fact_supports_gets_the_sentence_that_states_it() ->
     new = add_answer_quote(ResearchState(question=q, answer="Herbert Ross"), shown, 1)
     assert [(e.source, e.quote, e.verified) for e in new.evidence] == [("film#0", film.text, "yes")]
     assert add_answer_quote(new, shown, 2) == new  # stated already: nothing added
+    # A conclusion naming the answer and citing other evidence is no quote of it.
+    concluded = ResearchState(question=q, answer="Herbert Ross", evidence=[Evidence(
+        id="E1", fact="an album", source="karn#0", quote=KARN.text, verified="yes")], conclusions=[
+        Conclusion(text="The film was directed by Herbert Ross", evidence_ids=["E1"], inference=True)])
+    assert [e.source for e in add_answer_quote(concluded, shown, 1).evidence] == ["karn#0", "film#0"]
     invented = ResearchState(question=q, answer="Larry Buchanan")
     assert add_answer_quote(invented, shown, 1).evidence == []  # no sentence states it: it stays unsupported
     assert add_answer_quote(ResearchState(question=q, answer="yes"), shown, 1).evidence == []

@@ -20,7 +20,7 @@ from tests.scripts import constraints, final, finish, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
 FIRST_RUN = [
-    constraints(), search("Ada Vellacott born"), finish("1849"),  # after hop 0, the question searched by code
+    constraints(), search("Ada Vellacott born"),  # after two searches by code: the question and a name it gives
     update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"], answer="1849"),
     final("1849", "E2"),
 ]

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.linking import anchored_evidence, answer_evidence, mentions, missing_link, question_names
+from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
@@ -234,10 +234,13 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     question. Small models often answer from a sentence they then fail to state as a fact (a
     compound fact is rejected whole); the sentence itself, verbatim, is the evidence. An answer no
     sentence states gets none, and stays unsupported."""
-    if not state.answer or answer_evidence(state):
+    if not state.answer:
         return state
     words = [w for w in re.findall(r"\w+", normalise(state.answer).lower()) if len(w) >= 3 or w.isdigit()]
     if not words or normalise(state.answer).lower() in ("yes", "no"):
+        return state
+    # A conclusion citing evidence does not count here: the quote itself must state the answer.
+    if any(all(w in re.findall(r"\w+", normalise(f"{e.quote} {e.fact}").lower()) for w in words) for e in backed(state)):
         return state
     asked = set(re.findall(r"\w{3,}", state.question.lower())) - STOP_WORDS
     holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)]

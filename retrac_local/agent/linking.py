@@ -92,8 +92,8 @@ def answer_evidence(state: ResearchState) -> list[Evidence]:
         return []
     pool = backed(state)
     direct = [e for e in pool if all(w in normalise(f"{e.quote} {e.fact}").lower() for w in words)]
-    if direct:
-        return direct
+    if direct or not any(ch.isdigit() for ch in answer):
+        return direct  # a name must stand in a quote; a conclusion naming it proves nothing
     # A computed answer (an age, a difference) stands in no quote: the evidence its conclusion cites.
     ids = {i for c in state.conclusions if all(w in normalise(c.text).lower() for w in words) for i in c.evidence_ids}
     return [e for e in pool if e.id in ids]
