@@ -45,7 +45,7 @@ class Deterministic:
         prompt = messages[-1]["content"]
         if schema == "ConstraintsDraft":
             return {"constraints": []}
-        if schema == "Action":
+        if schema in ("Action", "PlannerAction"):
             round_number = int(re.search(r"^Round: (\d+)", messages[1]["content"], re.M).group(1)) + 1
             taken = sum(1 for m in messages if m["role"] == "assistant")
             queries = QUERIES.get(round_number, [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.answers import expected_kind, fits, shorten, unsupported, wrong_kind_question
+from retrac_local.agent.answers import expected_kind, fits, is_person, shorten, unsupported, wrong_kind_question
 from retrac_local.state import Evidence
 
 
@@ -36,6 +36,21 @@ def test_an_answer_of_another_kind_does_not_fit() -> None:
     gap = wrong_kind_question("When was the engineer's mother born?", "Mara Vellacott")
     assert gap is not None and gap.startswith("The answer must be a date or year")
     assert wrong_kind_question("When was she born?", "1849") is None
+
+
+def test_a_place_is_not_a_name_the_evidence_speaks_of_as_a_person() -> None:
+    def quote(text: str) -> Evidence:
+        return Evidence(id="E1", fact=text, source="a#0", quote=text, verified="yes")
+
+    mother = [quote("Her mother was the weaver Ilse Varnholt, who taught her to draw.")]
+    assert is_person("Ilse Varnholt", mother) and not fits("Ilse Varnholt", "place", mother)
+    assert is_person("Ilse Varnholt", [quote("Ilse Varnholt was a weaver.")])
+    assert is_person("Mara Quill", [quote("It was painted by Mara Quill in 1921.")])
+    town = [quote("She was born in the town of Drennick in 1901."), quote("Drennick is a town on the coast.")]
+    assert not is_person("Drennick", town) and fits("Drennick", "place", town)
+    assert fits("Ilse Varnholt", "name", mother)  # "who" asks for a person
+    gap = wrong_kind_question("Where was the painter's mother born?", "Ilse Varnholt", mother)
+    assert gap is not None and gap.startswith("The answer must be a place")
 
 
 def test_short_answers_lose_their_asides() -> None:

@@ -102,3 +102,25 @@ def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path)
         assert chunk is not None and quote_in(citation["quote"], chunk.text), citation
     rounds = app.runs.rounds(run_id)
     assert [r["iteration"] for r in rounds] == list(range(1, result["rounds"] + 1))
+
+
+def test_a_bridge_question_goes_past_the_person_to_the_place(tmp_path: Path) -> None:
+    """The first document names the person the question goes through (the painter's mother); the
+    second gives her birthplace. The run must not stop on the person's name as *answered*."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "mara-quill.md").write_text("# Mara Quill\n\nMara Quill was a painter of harbour scenes. Her mother was "
+                                        "the weaver Ilse Varnholt, who taught her to draw.\n")
+    (docs / "ilse-varnholt.md").write_text("# Ilse Varnholt\n\nIlse Varnholt was a weaver. She was born in the town "
+                                           "of Drennick in 1901 and moved to the coast in 1925.\n")
+    (docs / "tobias-quill.md").write_text("# Tobias Quill\n\nTobias Quill was a sailor born in Harlow.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(tmp_path / "home")}
+    subprocess.run([*RETRAC, "ingest", str(docs)], env=env, capture_output=True, text=True, check=True, timeout=600)
+    out = subprocess.run([*RETRAC, "ask", "Where was the mother of the painter Mara Quill born?", "--json"], env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    result = json.loads(out.stdout)
+    assert not (result["status"] == "answered" and "Varnholt" in result["answer"]), result
+    assert any(c.startswith("ilse-varnholt") for c in result["retrieved"]), result  # the second hop was read
+    if result["status"] == "answered":
+        assert "Drennick" in result["answer"], result

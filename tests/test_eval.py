@@ -239,3 +239,23 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
     assert json.loads((out / "eval.json").read_text())["code"]["retrac"] == "v2"
     with pytest.raises(RetracError, match="other settings \\(x differ\\)"):
         Evaluation(out, {"x": 2, "code": {"retrac": "v2", "rag": "r1"}})
+
+
+def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interval() -> None:
+    def row(qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris") -> dict:
+        result = _result(answer, [100], ["d1#0"])
+        result.searches, result.first_retrieved, result.seconds = searches, ["d1#0"], seconds
+        question = EvalQuestion(qid, "When did it open?" if qid == "q0" else "Who?", ["Paris"], ["d1", "d2"], "bridge")
+        return score(question, mode, result) | {"f1": f1}
+
+    rows = [row(f"q{i}", "retrac", 1.0 if i % 2 else 0.5, ["a b", "b a", "c"], 10.0 * (i + 1)) for i in range(6)]
+    rows += [row(f"q{i}", "rag", 0.5, ["x"], 2.0) for i in range(6)]
+    summary = summarize(rows, ["retrac", "rag"])
+    retrac = summary["modes"]["retrac"]
+    assert retrac["repeated_search_rate"] == round(6 / 18, 4) and retrac["distinct_searches"] == 2.0
+    assert retrac["median_seconds"] == 35.0 and retrac["first_doc_recall"] == 0.5
+    assert retrac["wrong_kind_rate"] == round(1 / 6, 4)  # "Paris" for "When did it open?"
+    pair = summary["paired"]["retrac-rag"]
+    assert pair["n"] == 6 and pair["f1_diff"] == 0.25 and 0.0 <= pair["ci_low"] <= 0.25 <= pair["ci_high"] <= 0.5
+    text = markdown(summary, "t")
+    assert "| retrac − rag | +0.250 |" in text and "| retrac | 2.0 | 33% |" in text

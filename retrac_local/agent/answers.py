@@ -50,8 +50,34 @@ def expected_kind(question: str) -> Kind | None:
     return None
 
 
-def fits(answer: str, kind: Kind | None) -> bool:
-    """Whether the answer is of the kind asked; an unknown kind fits anything."""
+_PLACE_NOUNS = ("town|city|village|county|country|region|state|province|port|district|municipality|settlement|island|"
+                "river|borough|parish|commune|suburb|neighbourhood|neighborhood|capital|community|hamlet|area")
+_PERSON_AFTER = re.compile(rf"^(,? who\b|,? whom\b| was born\b| \(born\b| \(\d{{4}}\s*[-–]|"
+                           rf" (was|is) an? (?!(\w+ )?({_PLACE_NOUNS})\b))")
+_PERSON_BEFORE = re.compile(r"\b(mother|father|wife|husband|son|daughter|brother|sister|grandmother|grandfather|"
+                            r"uncle|aunt|by)( (was|is))?( the| an?)?( [a-z]+)?\s*$")
+
+
+def is_person(answer: str, evidence: list[Evidence]) -> bool:
+    """Whether verified evidence speaks of the answer as a person: "Ilse Varnholt, who …", "… was a
+    weaver", "her mother was the weaver Ilse Varnholt". A place is not spoken of this way."""
+    name = normalise(answer).strip().rstrip(".")
+    if not name:
+        return False
+    for e in evidence:
+        if e.verified not in ("yes", "partial"):
+            continue
+        for text in (normalise(e.quote), normalise(e.fact)):
+            for m in re.finditer(re.escape(name), text):
+                if _PERSON_AFTER.match(text[m.end():]) or _PERSON_BEFORE.search(text[:m.start()]):
+                    return True
+    return False
+
+
+def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None) -> bool:
+    """Whether the answer is of the kind asked; an unknown kind fits anything. With `evidence`, a
+    place must not be a name the evidence speaks of as a person (the entity a "where was X's mother
+    born?" goes through)."""
     a = normalise(answer).strip().lower().rstrip(".")
     if not a:
         return False
@@ -65,7 +91,8 @@ def fits(answer: str, kind: Kind | None) -> bool:
         return bool(re.search(r"\d", a)) or bool(words & _DATE_WORDS)
     if kind in ("place", "name"):
         # A name, not a bare number or date: some word of it is capitalised in the original.
-        return not re.fullmatch(r"[\d\s.,–-]+", a) and any(w[:1].isupper() for w in answer.split())
+        named = not re.fullmatch(r"[\d\s.,–-]+", a) and any(w[:1].isupper() for w in answer.split())
+        return named and not (kind == "place" and evidence is not None and is_person(answer, evidence))
     return True
 
 
@@ -95,10 +122,10 @@ def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
-def wrong_kind_question(question: str, answer: str) -> str | None:
+def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | None = None) -> str | None:
     """The open question code writes when the answer is not of the kind asked, or None."""
     kind = expected_kind(question)
-    if kind is None or fits(answer, kind):
+    if kind is None or fits(answer, kind, evidence):
         return None
     wanted = {"date": "a date or year", "number": "a number", "yes/no": "yes or no", "place": "a place",
               "name": "a name"}[kind]

@@ -258,7 +258,8 @@ def flag_unconnected(state: ResearchState) -> ResearchState:
     """An answer no verified evidence connects to what the question names, or of another kind than
     the question asks, gets an open question written by code, so the next round looks for the link
     or the real answer instead of confirming this one."""
-    gaps = [g for g in (missing_link(state), wrong_kind_question(state.question, state.answer or "") if state.answer
+    gaps = [g for g in (missing_link(state), wrong_kind_question(state.question, state.answer or "", state.evidence)
+                                                if state.answer
                         else None) if g]
     if not gaps:
         return state

@@ -21,7 +21,8 @@ def answer_supported(state: ResearchState) -> bool:
 def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:
     """The reason to stop after this round, or None to go on. An answer of another kind than the
     question asks (a name for "when") is not an answer: the run goes on."""
-    supported = answer_supported(state) and connected(state) and fits(state.answer or "", expected_kind(state.question))
+    supported = answer_supported(state) and connected(state) and fits(state.answer or "", expected_kind(state.question),
+                                                                  state.evidence)
     if supported and not state.uncertainties:
         return "answered"
     if planner_finished and supported:

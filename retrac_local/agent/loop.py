@@ -421,7 +421,7 @@ class ResearchAgent:
         missing = unsupported(answer, state.evidence)
         if missing:
             return f"the answer states what no verified evidence does: {', '.join(missing)}"
-        return wrong_kind_question(state.question, answer)
+        return wrong_kind_question(state.question, answer, state.evidence)
 
     def _searches(self, run_id: str) -> dict[str, list[str]]:
         """The run's queries in order, and the chunks its first search returned."""
