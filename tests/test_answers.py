@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.answers import expected_kind, fits, is_person, shorten, unsupported, wrong_kind_question
+from retrac_local.agent.answers import (
+    expected_kind,
+    fits,
+    is_person,
+    shorten,
+    unsupported,
+    wrong_kind_question,
+)
 from retrac_local.state import Evidence
 
 

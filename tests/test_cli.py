@@ -122,7 +122,7 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.cli.main import _run
     from retrac_local.llm.fake import ScriptedLLM
-    from tests.scripts import constraints, final, finish, search, update
+    from tests.scripts import constraints, final, finish, update
 
     def agent() -> ResearchAgent:
         llm = ScriptedLLM().enqueue(

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.compress import add_anchor, add_answer_quote, apply_update, bound_size, compress, flag_unconnected
+from retrac_local.agent.compress import (
+    add_anchor,
+    add_answer_quote,
+    apply_update,
+    bound_size,
+    compress,
+    flag_unconnected,
+)
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
 from retrac_local.corpus.memory import MemoryCorpus

@@ -13,7 +13,7 @@ from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.llm.fake import ScriptedLLM
 from tests.conftest import DEMO_DOCS
 from tests.offline import NoNetworkSocket
-from tests.scripts import constraints, final, finish, search, update
+from tests.scripts import constraints, final, finish, update
 
 
 def test_ingest_search_and_ask_open_no_socket(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
