@@ -72,3 +72,12 @@ def test_a_capitalised_word_opening_a_sentence_is_no_candidate() -> None:
     corpus = MemoryCorpus().add("film", "The Goodbye Girl", "Produced by Ray Stark, it starred Marsha Mason.")
     queries = [c.query for c in propose(ResearchState(question="Who produced the film?"), set(), list(corpus.chunks.values()))]
     assert "Produced" not in queries and "Ray Stark" in queries and "Marsha Mason" in queries
+
+
+def test_names_from_the_sentence_nearest_the_question_come_first() -> None:
+    corpus = (MemoryCorpus()
+              .add("isle", "Hesk Island", "Hesk Island lies north of the Orrin Isles and has a ferry to Brannock.")
+              .add("karn", "Karn Point Lighthouse", "The tower was designed by the civil engineer Ada Vellacott."))
+    q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+    queries = [c.query for c in propose(ResearchState(question=q), set(), list(corpus.chunks.values()))]
+    assert queries[0] == "Ada Vellacott" and queries.index("Ada Vellacott") < queries.index("Orrin Isles")

@@ -88,7 +88,13 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     unread = [n for n in asked if not any(mentions(t, n) for t in read)]
     out: list[Candidate] = list(leads(state, searched))
     out += [Candidate(name, "the question names it; no document about it read yet") for name in unread]
-    for chunk, text in relevant_sentences(round_chunks, f"{state.question} {gap}"):
+    # Names from the sentences that share most words with the question (with their document's
+    # title) come first, whichever hit they are in: "[Karn Point Lighthouse] The tower was designed
+    # by the engineer Ada Vellacott" before a neighbour's.
+    wanted = _content(f"{state.question} {gap}")
+    found = relevant_sentences(round_chunks, f"{state.question} {gap}")
+    ranked = sorted(range(len(found)), key=lambda i: (-len(wanted & _content(f"{found[i][0].title} {found[i][1]}")), i))
+    for chunk, text in (found[i] for i in ranked):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
             if (name == opening  # one capitalised word opening a sentence ("Produced by …") is no name
