@@ -64,7 +64,7 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
                                               ("search", "code"), ("finish", "planner")]
     assert steps[2].summary == "unknown id"
     # Hop 0 is the question, hop 1 the best candidate; the repeated query was replaced by the next one.
-    assert orrin.searches == [Q, "Orrin Lights Board", "Orley"]
+    assert orrin.searches == [Q, "Ada Vellacott", "Orrin Lights Board"]
     assert result.searches == orrin.searches and result.first_retrieved[:2] == ["karn-point#0", "ada-vellacott#0"]
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert [r.end_reason for r in rounds] == ["steps", "finish"]
@@ -74,10 +74,10 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     first_prompt = llm.calls[1].messages
     opening = first_prompt[1]["content"]
     assert opening.startswith(f"Question: {Q}") and f'search "{Q}" found 3' in opening
-    assert 'search "Orrin Lights Board" found 1' in opening and "1. Orley — named in Jonas Pell" in opening
+    assert 'search "Ada Vellacott" found' in opening and "1. Orrin Lights Board — named in Karn Point Lighthouse" in opening
     assert "open failed" in llm.calls[2].messages[-1]["content"]
     replaced = RunStore(settings.runs_db).rounds(result.run_id)[0]["trajectory"]["steps"][3]
-    assert "code searched 'Orley' instead" in replaced["observation"]
+    assert "code searched 'Orrin Lights Board' instead" in replaced["observation"]
     # Round 2 sees only the state: no raw observation of round 1 survives.
     round_2_prompt = llm.calls[4].messages
     assert len(round_2_prompt) == 2 and "found" not in round_2_prompt[1]["content"]
@@ -163,7 +163,7 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
 
-    llm2 = ScriptedLLM().enqueue(search("Orley"), finish("1849"),
+    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott"), finish("1849"),
                                  update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
     resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
     # The searches of the first sitting are remembered: the repeat is replaced by a candidate, by code.
@@ -240,7 +240,7 @@ def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(settin
         constraints(), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E1"))
     events, result = run(ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db)))
     assert [(e.argument, e.by) for e in events if isinstance(e, StepTaken)] == [
-        (Q, "code"), ("Orrin Lights Board", "code"), ("Orley", "code")]
+        (Q, "code"), ("Ada Vellacott", "code"), ("Orrin Lights Board", "code")]
     assert [c.schema.__name__ for c in llm.calls] == ["ConstraintsDraft", "StateUpdate", "FinalAnswer"]
     assert result.status == RunStatus.ANSWERED and result.answer == "1849"
 

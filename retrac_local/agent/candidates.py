@@ -81,24 +81,26 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     """The candidate searches for the next planner step, best first, none repeating a search
     (`searched`: the `query_key`s of the run's searches)."""
     asked = question_names(state.question)
-    titles = {c.title.lower() for c in round_chunks}
     # A name the question asks about that no document read so far is about comes before the names
     # in the texts: a comparison needs each side's own document.
     read = [c.title for c in round_chunks] + [e.title for e in backed(state) if e.title]
     unread = [n for n in asked if not any(mentions(t, n) for t in read)]
     out: list[Candidate] = list(leads(state, searched))
     out += [Candidate(name, "the question names it; no document about it read yet") for name in unread]
-    # Names from the sentences that share most words with the question (with their document's
-    # title) come first, whichever hit they are in: "[Karn Point Lighthouse] The tower was designed
-    # by the engineer Ada Vellacott" before a neighbour's.
-    wanted = _content(f"{state.question} {gap}")
-    found = relevant_sentences(round_chunks, f"{state.question} {gap}")
-    ranked = sorted(range(len(found)), key=lambda i: (-len(wanted & _content(f"{found[i][0].title} {found[i][1]}")), i))
+    # Names from the sentences that state the question's relation come first, whichever hit they are
+    # in: the question's words less those of the names it asks about ("year engineer designed
+    # born"), so that "The tower was designed by the engineer Ada Vellacott" comes before "Karn Point
+    # Lighthouse stands on Hesk Island". A name whose document was read already is still offered:
+    # searching it brings the rest of that document into the round.
+    asked_words = {w for n in asked for w in re.findall(r"\w+", n.lower())}
+    relation = _content(f"{state.question} {gap}") - asked_words
+    found = relevant_sentences(round_chunks, " ".join(sorted(relation)))
+    ranked = sorted(range(len(found)), key=lambda i: (-len(relation & _content(found[i][1])), i))
     for chunk, text in (found[i] for i in ranked):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
             if (name == opening  # one capitalised word opening a sentence ("Produced by …") is no name
-                    or name.lower() in titles or any(mentions(name, q) or mentions(q, name) for q in asked)
+                    or any(mentions(name, q) or mentions(q, name) for q in asked)
                     or not _namelike(name)):
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
