@@ -58,10 +58,16 @@ class Deterministic:
             return {"new_evidence": [{"fact": f} for f in found[:2]], "reasoning": "r", "conclusions": [],
                     "answer": "1849" if last_round else None, "drop_evidence": [],
                     "uncertainties": [] if last_round else ["is the birth year right?"], "failures": [],
-                    "next_plan": [f"step after {prompt.count('Step')}-{len(found)}"]}
+                    "next_plan": [f"step after round {round_of(prompt)}"]}
         if schema == "FinalAnswer":
             return {"answer": "1849", "evidence_ids": []}
         raise AssertionError(f"unexpected schema {schema}")
+
+
+def round_of(prompt: str) -> str:
+    """The round a compression prompt is about: each round plans a new next step."""
+    found = re.search(r"Latest round \((\d+)\)", prompt)
+    return found.group(1) if found else "?"
 
 
 def main() -> None:
