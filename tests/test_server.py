@@ -71,7 +71,8 @@ def test_constrained_json_through_the_server(server: str) -> None:
 def test_retrac_ask_runs_on_the_server(server: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
     env |= {"RETRAC_HOME": str(tmp_path / "home"), "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
-            "RETRAC_BUDGET__MAX_ROUNDS": "1", "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "2"}
+            "RETRAC_BUDGET__MAX_ROUNDS": "1", "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "2",
+            "RETRAC_BUDGET__OPENING_SEARCHES": "1"}  # the planner's own step goes through the server too
     for role in ("PLANNER", "COMPRESSOR"):
         env |= {f"RETRAC_{role}__URL": server, f"RETRAC_{role}__SCHEMA_FORMAT": "json_object"}
     cli = [sys.executable, "-m", "retrac_local.cli.main"]
