@@ -61,7 +61,7 @@ def test_a_place_is_not_a_name_the_evidence_speaks_of_as_a_person() -> None:
 
 
 def test_short_answers_lose_their_asides() -> None:
-    assert shorten("Ibrium (24th century BC), also spelt Ebrium", "Who ruled the city?") == "Ibrium"
+    assert shorten("Varnholt (19th century), also spelt Warnholt", "Who ruled the town?") == "Varnholt"
     assert shorten("Port Saltry.", "Where was she born?") == "Port Saltry"
     assert shorten("Yes, both are painted white", "Are both towers painted white?") == "yes"
     assert shorten("Ada Vellacott", "Who designed it?") == "Ada Vellacott"

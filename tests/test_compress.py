@@ -206,16 +206,16 @@ def test_a_compound_fact_is_grounded_part_by_part() -> None:
 
 
 def test_an_answer_no_stated_fact_supports_gets_the_sentence_that_states_it() -> None:
-    film = chunk("film", "The Goodbye Girl", "The Goodbye Girl is a 1977 film directed by Herbert Ross.")
+    film = chunk("film", "The Harbour Light", "The Harbour Light is a 1931 film directed by Wilma Orrick.")
     shown = [*SENTENCES, Sentence(film, film.text)]
-    q = "The album shares a name with a 1977 film directed by who?"
-    new = add_answer_quote(ResearchState(question=q, answer="Herbert Ross"), shown, 1)
+    q = "The song shares a name with a 1931 film directed by who?"
+    new = add_answer_quote(ResearchState(question=q, answer="Wilma Orrick"), shown, 1)
     assert [(e.source, e.quote, e.verified) for e in new.evidence] == [("film#0", film.text, "yes")]
     assert add_answer_quote(new, shown, 2) == new  # stated already: nothing added
     # A conclusion naming the answer and citing other evidence is no quote of it.
-    concluded = ResearchState(question=q, answer="Herbert Ross", evidence=[Evidence(
+    concluded = ResearchState(question=q, answer="Wilma Orrick", evidence=[Evidence(
         id="E1", fact="an album", source="karn#0", quote=KARN.text, verified="yes")], conclusions=[
-        Conclusion(text="The film was directed by Herbert Ross", evidence_ids=["E1"], inference=True)])
+        Conclusion(text="The film was directed by Wilma Orrick", evidence_ids=["E1"], inference=True)])
     assert [e.source for e in add_answer_quote(concluded, shown, 1).evidence] == ["karn#0", "film#0"]
     invented = ResearchState(question=q, answer="Larry Buchanan")
     assert add_answer_quote(invented, shown, 1).evidence == []  # no sentence states it: it stays unsupported

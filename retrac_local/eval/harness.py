@@ -73,8 +73,7 @@ class Evaluation:
         path = self.out / "eval.json"
         if path.exists():
             recorded = json.loads(path.read_text())
-            changed = sorted(k for k in set(recorded) | set(config) - {"code"} if k != "code"
-                             and recorded.get(k) != config.get(k))
+            changed = sorted(k for k in (set(recorded) | set(config)) - {"code"} if recorded.get(k) != config.get(k))
             if changed:
                 raise RetracError(
                     f"{self.out} holds an evaluation made with other settings ({', '.join(changed)} differ); "
