@@ -20,7 +20,9 @@ from retrac_local.cli.app import make_app
               help="output folder; an unfinished evaluation there is continued")
 @click.option("--rag-k", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="chunks in the RAG prompt")
 @click.option("--title", default=None, help="caption of the table and plots")
-@click.option("--report-only", is_flag=True, help="only rewrite the summary and plots from results.jsonl")
+@click.option("--report-only", is_flag=True,
+              help="only rewrite the summary and plots from results.jsonl (adding the method's figures from the "
+                   "run store to rows that lack them)")
 @click.option("--report-name", default="summary", show_default=True,
               help="stem of the report files, so that one folder can hold reports of several question ranges")
 def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
@@ -32,7 +34,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     --report-name). Stop it at any time; the same command continues it. Results of a mode whose code
     did not change are reused."""
     from retrac_local.cli.progress import eval_progress
-    from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, parse_modes
+    from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, method_annotator, parse_modes
     from retrac_local.eval.questions import load_questions
     from retrac_local.eval.report import write_report
 
@@ -41,6 +43,8 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
     app = make_app({"memory": {"enabled": False}})  # questions must not learn from each other's runs
     evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k), check=not report_only)
+    annotate = method_annotator(app.runs)
+    evaluation.annotate_missing(questions, annotate)
 
     def report() -> None:
         wanted = {q.id for q in questions}
@@ -51,7 +55,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
         runners = make_runners(app, mode_list, evaluation, rag_k)
         try:
             with eval_progress(questions, mode_list, evaluation) as progress:
-                evaluation.run(questions, runners, progress, on_question=report)
+                evaluation.run(questions, runners, progress, on_question=report, annotate=annotate)
         except KeyboardInterrupt:
             report()
             click.echo(f"interrupted: finished results are kept in {out}; run the same command to continue", err=True)

@@ -22,14 +22,17 @@ from typing import Any
 
 from retrac_local.agent.events import RunFinished, RunResult, RunStarted
 from retrac_local.agent.toolbox import doc_ids, query_key
-from retrac_local.errors import RetracError
+from retrac_local.errors import RetracError, RunNotFoundError
+from retrac_local.eval import method
 from retrac_local.eval.codehash import mode_version
 from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.scoring import best, doc_recall
+from retrac_local.runstore import RunStore
 
 MODES = ("retrac", "react", "rag")
 Runner = Callable[[EvalQuestion], RunResult]
 Progress = Callable[[EvalQuestion, str, "dict[str, Any] | None"], None]  # (question, mode, row or None at start)
+Annotate = Callable[[EvalQuestion, "dict[str, Any]"], "dict[str, Any]"]  # a row → the same row with more figures
 
 
 def parse_modes(text: str) -> list[str]:
@@ -115,9 +118,10 @@ class Evaluation:
         return any(r["id"] == question.id and r["mode"] == mode for r in self.rows)
 
     def run(self, questions: list[EvalQuestion], runners: dict[str, Runner], progress: Progress | None = None,
-            on_question: Callable[[], None] | None = None) -> None:
+            on_question: Callable[[], None] | None = None, annotate: Annotate | None = None) -> None:
         """Question by question, every mode for one question before the next question, so that the
-        figures of an unfinished evaluation still compare the modes on the same questions."""
+        figures of an unfinished evaluation still compare the modes on the same questions.
+        `annotate` adds what the result alone does not hold (the method's figures from the stored run)."""
         for question in questions:
             for mode, runner in runners.items():
                 if self.done(question, mode):
@@ -125,6 +129,8 @@ class Evaluation:
                 if progress:
                     progress(question, mode, None)
                 row = score(question, mode, runner(question)) | {"code": mode_version(mode)}
+                if annotate:
+                    row = annotate(question, row)
                 self._append(row)
                 if progress:
                     progress(question, mode, row)
@@ -137,6 +143,20 @@ class Evaluation:
             f.flush()
             os.fsync(f.fileno())
         self.rows.append(row)
+
+    def annotate_missing(self, questions: list[EvalQuestion], annotate: Annotate) -> int:
+        """Add the annotation to finished rows that lack it (results of an older harness), rewriting
+        results.jsonl in one atomic step; rows whose run is not in this store stay as they are.
+        Returns how many rows gained it."""
+        by_id = {q.id: q for q in questions}
+        changed = 0
+        for i, row in enumerate(self.rows):
+            if row["mode"] == "retrac" and "method" not in row and row["id"] in by_id:
+                self.rows[i] = annotate(by_id[row["id"]], row)
+                changed += "method" in self.rows[i]
+        if changed:
+            _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows))
+        return changed
 
     # -- a Re-TRAC run cut off mid-question is resumed from its last round ----------------------
     def pending(self, question: EvalQuestion) -> str | None:
@@ -171,6 +191,23 @@ def score(question: EvalQuestion, mode: str, result: RunResult) -> dict[str, Any
         "calls": [{k: c[k] for k in ("purpose", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")}
                   for c in result.calls],
     }
+
+
+def method_annotator(runs: RunStore) -> Annotate:
+    """For a Re-TRAC row, the method's figures of its stored run (`eval/method.py`); other modes'
+    rows, and runs this store does not hold, are returned unchanged."""
+
+    def annotate(question: EvalQuestion, row: dict[str, Any]) -> dict[str, Any]:
+        if row["mode"] != "retrac":
+            return row
+        try:
+            rounds = runs.rounds(row["run_id"])
+            runs.run(row["run_id"])
+        except RunNotFoundError:
+            return row
+        return row | {"method": method.record(rounds, question.supporting_doc_ids, row["retrieved_doc_ids"])}
+
+    return annotate
 
 
 def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int) -> dict[str, Runner]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from retrac_local.agent.answers import expected_kind, fits, unsupported
+from retrac_local.eval import method
 from retrac_local.state import Evidence
 
 FIELDS = ("em", "f1", "doc_recall", "first_doc_recall", "distinct_searches", "llm_calls", "prompt_tokens",
@@ -52,7 +53,7 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
         stats["answered_claim_outside_evidence"] = _share(answered, lambda r: bool(unsupported(r["answer"] or "", [
             Evidence(id=c["evidence_id"], fact="", source=c["chunk_id"], quote=c["quote"], verified="yes",
                      title=c["title"]) for c in r["citations"]])))
-        out["modes"][mode] = stats
+        out["modes"][mode] = stats | method.aggregate(mine)
         for kind in sorted({r["type"] for r in mine if r.get("type")}):
             typed = [r for r in mine if r["type"] == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
@@ -196,6 +197,7 @@ def markdown(summary: dict[str, Any], title: str) -> str:
                   "| round | questions | first prompt | largest prompt |", "|---|---|---|---|"]
         lines += [f"| {r['round']} | {r['questions']} | {r['first_prompt']:,} | {r['largest_prompt']:,} |"
                   for r in summary["retrac_by_round"]]
+    lines += method.markdown(summary["modes"])
     lines += ["", "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
               "single prompt (mean over questions / largest of all)."]
     return "\n".join(lines) + "\n"

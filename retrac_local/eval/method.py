@@ -1,0 +1,192 @@
+"""The method's own figures, from a run's stored rounds: does compression keep what was learned,
+how often does code repair drift or reject a fact, how healthy is each compression, what does each
+role cost, and what does a status promise.
+
+Per question, `record` reduces a stored Re-TRAC run to counts (kept in the evaluation's row, so a
+clean checkout redraws the report without the run store); `aggregate` sums a mode's rows into the
+figures of summary.json: `retention`, `drift_repairs_per_round`, `rejected_facts_per_round`,
+`compression_retries_per_round`, `cost_by_role` and `calibration`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+RIGHT_F1 = 0.8  # a question counts as answered right at this F1 or above
+ROLES = ("planner", "compressor", "final")
+_VERIFIED = ("yes", "partial")  # both were checked against their source's text
+_SPACE = re.compile(r"\s+")
+
+
+def role_of(purpose: str) -> str:
+    """Which role a call played: the compressor compresses; the final answer (Re-TRAC's finalize,
+    ReAct's forced answer, RAG's one call) is the final role; everything else (actions, the
+    question's constraints) is the planner's."""
+    if purpose == "compress":
+        return "compressor"
+    return "final" if purpose in ("finalize", "answer") else "planner"
+
+
+def _key(evidence: dict[str, Any]) -> tuple[str, str]:
+    return evidence["source"], _SPACE.sub(" ", evidence["quote"]).strip().lower()
+
+
+def _kept(fact: tuple[str, str], final: set[tuple[str, str]]) -> bool:
+    """Present in the final state, or merged there: a quote of the same source that holds it, or
+    that it holds."""
+    source, quote = fact
+    return fact in final or any(s == source and (quote in q or q in quote) for s, q in final)
+
+
+def drift_kind(event: str) -> str:
+    """'verified evidence E3 vanished; restored' → 'vanished'; 'constraints changed; …' → 'constraints'."""
+    if event.startswith("constraints"):
+        return "constraints"
+    for kind in ("vanished", "changed"):
+        if kind in event:
+            return kind
+    return "other"
+
+
+def rejected_kind(problem: str) -> str:
+    """Why code refused a fact the compressor wrote."""
+    if "no sentence found" in problem:
+        return "ungrounded"
+    return "other"
+
+
+def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_ids: list[str]) -> dict[str, Any]:
+    """A stored run's rounds (`RunStore.rounds`) reduced to the counts `aggregate` sums."""
+    verified: set[tuple[str, str]] = set()
+    drift: Counter[str] = Counter()
+    rejected: Counter[str] = Counter()
+    compressions = retries = failed = cut = invalid = 0
+    final: list[dict[str, Any]] = []
+    for r in rounds:
+        state, stats, diff = r["state"], r.get("stats") or {}, r.get("diff") or {}
+        final = state.get("evidence", [])
+        verified |= {_key(e) for e in final if e.get("verified") in _VERIFIED}
+        drift.update(drift_kind(e) for e in diff.get("drift_repaired", []))
+        rejected.update(rejected_kind(p) for p in stats.get("rejected", []))
+        attempts = stats.get("compression_attempts")
+        if attempts is None:  # a round carried over uncompressed
+            continue
+        compressions += 1
+        retries += max(len(attempts) - 1, 0)
+        failed += bool(stats.get("compression_failed"))
+        problems = [p for a in attempts for p in a.get("problems", [])]
+        cut += sum("token limit" in p for p in problems)
+        invalid += sum("is not a valid" in p for p in problems)
+    final_keys = {_key(e) for e in final}
+    final_docs = {e["source"].rsplit("#", 1)[0] for e in final}
+    gold_seen = [d for d in gold_doc_ids if d in set(retrieved_doc_ids)]
+    return {
+        "rounds": len(rounds), "verified_facts": len(verified),
+        "kept_facts": sum(_kept(f, final_keys) for f in verified),
+        "gold_retrieved": len(gold_seen), "gold_in_final": sum(d in final_docs for d in gold_seen),
+        "drift_repairs": dict(drift), "rejected_facts": dict(rejected),
+        "compressions": compressions, "compression_retries": retries, "compressions_failed": failed,
+        "cut_at_max_tokens": cut, "invalid_json": invalid,
+    }
+
+
+def cost_by_role(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per role, the mean over questions of its prompt tokens, completion tokens and seconds."""
+    out: dict[str, dict[str, float]] = {}
+    for role in ROLES:
+        totals = Counter[str]()
+        for r in rows:
+            for c in r.get("calls", []):
+                if role_of(c["purpose"]) == role:
+                    totals.update({k: c[k] for k in ("prompt_tokens", "completion_tokens", "seconds")})
+        if totals and rows:
+            out[role] = {k: round(totals[k] / len(rows), 1) for k in ("prompt_tokens", "completion_tokens", "seconds")}
+    return out
+
+
+def calibration(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per status: questions, how many were right (F1 ≥ RIGHT_F1), and that share."""
+    out: dict[str, dict[str, Any]] = {}
+    for status in sorted({r["status"] for r in rows}):
+        mine = [r for r in rows if r["status"] == status]
+        right = sum(r["f1"] >= RIGHT_F1 for r in mine)
+        out[status] = {"n": len(mine), "right": right, "share_right": round(right / len(mine), 4)}
+    return out
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
+
+
+def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of one mode's rows. Those that need stored rounds cover the rows that carry a
+    `method` record (Re-TRAC's), and say over how many questions (`method_questions`)."""
+    out: dict[str, Any] = {"cost_by_role": cost_by_role(rows), "calibration": calibration(rows)}
+    records = [r["method"] for r in rows if r.get("method")]
+    if not records:
+        return out
+
+    def total(key: str) -> int:
+        return sum(m[key] for m in records)
+
+    def kinds(key: str) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for m in records:
+            counts.update(m[key])
+        return dict(sorted(counts.items()))
+
+    rounds = total("rounds")
+    drift, rejected = kinds("drift_repairs"), kinds("rejected_facts")
+    out |= {
+        "method_questions": len(records),
+        "retention": _ratio(total("kept_facts"), total("verified_facts")),
+        "verified_facts": total("verified_facts"),
+        "gold_evidence_retention": _ratio(total("gold_in_final"), total("gold_retrieved")),
+        "drift_repairs_per_round": _ratio(sum(drift.values()), rounds), "drift_repair_kinds": drift,
+        "rejected_facts_per_round": _ratio(sum(rejected.values()), rounds), "rejected_fact_kinds": rejected,
+        "compression_retries_per_round": _ratio(total("compression_retries"), total("compressions")),
+        "compressions": total("compressions"), "compressions_failed": total("compressions_failed"),
+        "cut_at_max_tokens": total("cut_at_max_tokens"), "invalid_json": total("invalid_json"),
+    }
+    return out
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _kinds(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+
+def markdown(modes: dict[str, dict[str, Any]]) -> list[str]:
+    """The report's lines for these figures, per mode."""
+    lines = ["", f"Status calibration (right = F1 ≥ {RIGHT_F1}): what each status promised.", "",
+             "| mode | status | questions | right | share right |", "|---|---|---|---|---|"]
+    for mode, m in modes.items():
+        lines += [f"| {mode} | {status} | {c['n']} | {c['right']} | {_pct(c['share_right'])} |"
+                  for status, c in m.get("calibration", {}).items()]
+    lines += ["", "Cost by role (mean per question): prompt tokens / completion tokens / seconds.", "",
+              "| mode | " + " | ".join(ROLES) + " |", "|---|" + "---|" * len(ROLES)]
+    for mode, m in modes.items():
+        cost = m.get("cost_by_role", {})
+        cells = [f"{c['prompt_tokens']:,.0f} / {c['completion_tokens']:,.0f} / {c['seconds']:,.0f} s"
+                 if (c := cost.get(role)) else "–" for role in ROLES]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    compressed = {mode: m for mode, m in modes.items() if m.get("method_questions")}
+    if compressed:
+        lines += ["", "Compression (from the stored rounds): retention = verified facts of any round still in the "
+                  "final state (or merged there); gold evidence kept = gold documents retrieved whose evidence "
+                  "reached the final state.", "",
+                  "| mode | questions | retention | gold evidence kept | drift repairs / round | rejected facts / round "
+                  "| retries / compression | compressions kept the old state | cut at max_tokens | invalid JSON |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for mode, m in compressed.items():
+            lines.append(
+                f"| {mode} | {m['method_questions']} | {_pct(m['retention'])} of {m['verified_facts']} | "
+                f"{_pct(m['gold_evidence_retention'])} | {m['drift_repairs_per_round'] or 0:.2f} "
+                f"({_kinds(m['drift_repair_kinds'])}) | {m['rejected_facts_per_round'] or 0:.2f} "
+                f"({_kinds(m['rejected_fact_kinds'])}) | {m['compression_retries_per_round'] or 0:.2f} | "
+                f"{m['compressions_failed']} of {m['compressions']} | {m['cut_at_max_tokens']} | {m['invalid_json']} |")
+    return lines

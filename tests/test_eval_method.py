@@ -1,0 +1,141 @@
+"""The method's own figures (eval/method.py), on recorded runs: retention, drift, rejected facts,
+compression health, cost by role and status calibration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from retrac_local.agent.events import RunFinished
+from retrac_local.agent.loop import ResearchAgent
+from retrac_local.config import Settings
+from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.eval import method
+from retrac_local.eval.harness import Evaluation, method_annotator, score
+from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.report import markdown, summarize
+from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.runstore import RunStore
+from tests.scripts import constraints, final, finish, update
+from tests.test_eval import _result
+
+Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+
+
+def _evidence(i: int, source: str, quote: str, verified: str = "yes") -> dict[str, Any]:
+    return {"id": f"E{i}", "fact": quote, "source": source, "quote": quote, "verified": verified, "round": 1, "title": ""}
+
+
+def _round(n: int, evidence: list[dict[str, Any]], attempts: list[list[str]] | None = None, failed: bool = False,
+           rejected: tuple[str, ...] = (), repaired: tuple[str, ...] = ()) -> dict[str, Any]:
+    stats: dict[str, Any] = {"rejected": list(rejected), "compression_failed": failed}
+    if attempts is not None:
+        stats["compression_attempts"] = [{"problems": p} for p in attempts]
+    return {"iteration": n, "state": {"evidence": evidence}, "trajectory": {}, "stats": stats,
+            "diff": {"drift_repaired": list(repaired)}}
+
+
+def test_retention_counts_facts_kept_or_merged_and_gold_evidence_that_reached_the_final_state() -> None:
+    rounds = [
+        _round(1, [_evidence(1, "d1#0", "Ada designed the lighthouse."), _evidence(2, "d2#0", "It stands on Karn Point."),
+                   _evidence(3, "d9#0", "an unchecked quote", verified="no")], attempts=[[]]),
+        # E1 merged into a longer quote of the same chunk, E2 dropped; the unverified item never counts
+        _round(2, [_evidence(1, "d1#0", "Ada  designed the lighthouse. She was born in 1849."),
+                   _evidence(4, "d3#0", "Karn Point is in Cornwall.")], attempts=[[]]),
+    ]
+    record = method.record(rounds, gold_doc_ids=["d1", "d2", "d7"], retrieved_doc_ids=["d2", "d1", "d5"])
+    assert record["verified_facts"] == 4  # E1 (twice: its quote grew), E2, E4
+    assert record["kept_facts"] == 3  # only E2 is gone
+    assert (record["gold_retrieved"], record["gold_in_final"]) == (2, 1)  # d7 never retrieved; d2's evidence dropped
+    assert record["rounds"] == 2 and record["compressions"] == 2
+
+
+def test_drift_rejections_and_compression_health_are_counted_with_their_kinds() -> None:
+    rounds = [
+        _round(1, [], attempts=[["new_evidence 1: no sentence found in this round states 'x'"], []],
+               rejected=("new_evidence 1: no sentence found in this round states 'x'",),
+               repaired=("verified evidence E1 vanished; restored", "constraints changed; restored")),
+        _round(2, [], attempts=[["output stopped at the token limit before the StateUpdate JSON was complete"],
+                                ["output is not a valid StateUpdate: field required"]], failed=True),
+        {"iteration": 3, "state": {"evidence": []}, "trajectory": {}, "diff": {}, "stats": {}},  # carried, not compressed
+    ]
+    record = method.record(rounds, [], [])
+    assert record["drift_repairs"] == {"vanished": 1, "constraints": 1}
+    assert record["rejected_facts"] == {"ungrounded": 1}
+    assert (record["compressions"], record["compression_retries"], record["compressions_failed"]) == (2, 2, 1)
+    assert (record["cut_at_max_tokens"], record["invalid_json"]) == (1, 1)
+    figures = method.aggregate([{"status": "answered", "f1": 1.0, "calls": [], "method": record}])
+    assert figures["drift_repairs_per_round"] == round(2 / 3, 4) and figures["rejected_facts_per_round"] == round(1 / 3, 4)
+    assert figures["compression_retries_per_round"] == 1.0 and figures["compressions_failed"] == 1
+    assert figures["retention"] is None  # nothing was verified: no share to speak of
+
+
+def test_cost_by_role_splits_planner_compressor_and_final_answer() -> None:
+    calls = [("constraints", 100, 1.0), ("action", 300, 2.0), ("compress", 1500, 50.0), ("compress", 1600, 40.0),
+             ("finalize", 600, 10.0)]
+    row = {"status": "answered", "f1": 1.0,
+           "calls": [{"purpose": p, "prompt_tokens": t, "completion_tokens": 10, "seconds": s} for p, t, s in calls]}
+    rag = {"status": "answered", "f1": 0.0, "calls": [{"purpose": "answer", "prompt_tokens": 700, "completion_tokens": 5,
+                                                       "seconds": 9.0}]}
+    cost = method.cost_by_role([row, row | {"calls": []}])  # means over both questions
+    assert cost == {"planner": {"prompt_tokens": 200.0, "completion_tokens": 10.0, "seconds": 1.5},
+                    "compressor": {"prompt_tokens": 1550.0, "completion_tokens": 10.0, "seconds": 45.0},
+                    "final": {"prompt_tokens": 300.0, "completion_tokens": 5.0, "seconds": 5.0}}
+    assert method.cost_by_role([rag]) == {"final": {"prompt_tokens": 700.0, "completion_tokens": 5.0, "seconds": 9.0}}
+
+
+def test_calibration_says_how_often_each_status_was_right() -> None:
+    rows = [{"status": "answered", "f1": f} for f in (1.0, 0.8, 0.79, 0.0)] + [{"status": "unsure", "f1": 0.0}]
+    assert method.calibration(rows) == {"answered": {"n": 4, "right": 2, "share_right": 0.5},
+                                        "unsure": {"n": 1, "right": 0, "share_right": 0.0}}
+
+
+QUESTION = EvalQuestion("q1", Q, ["1849"], ["ada-vellacott", "karn-point"], "bridge")
+
+
+def _recorded_run(settings: Settings, orrin: MemoryCorpus) -> tuple[RunStore, dict[str, Any]]:
+    """A real scripted run, stored as the loop stores it, and its evaluation row."""
+    llm = ScriptedLLM().enqueue(
+        constraints("Karn Point Lighthouse", "year"),
+        finish("1849"),
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849",
+                      "Ada Vellacott won the Nobel Prize in 1901"], answer="1849"),
+        final("1849", "E2"),
+    )
+    store = RunStore(settings.runs_db)
+    events = list(ResearchAgent(llm, llm, orrin, settings, store).ask(Q))
+    assert isinstance(events[-1], RunFinished)
+    return store, score(QUESTION, "retrac", events[-1].result)
+
+
+def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(tmp_path: Path, settings: Settings,
+                                                               orrin: MemoryCorpus) -> None:
+    store, row = _recorded_run(settings, orrin)
+    annotated = method_annotator(store)(QUESTION, row)
+    figures = annotated["method"]
+    assert figures["rounds"] >= 1 and figures["compressions"] == figures["rounds"]
+    assert figures["verified_facts"] == figures["kept_facts"] >= 2
+    assert figures["rejected_facts"] == {"ungrounded": 1}  # the prize is in no sentence of the round
+    assert figures["gold_retrieved"] >= 1 and figures["gold_in_final"] >= 1
+    assert method_annotator(store)(QUESTION, row | {"run_id": "gone"}) == row | {"run_id": "gone"}
+    assert method_annotator(store)(QUESTION, row | {"mode": "rag"}) == row | {"mode": "rag"}
+
+    out = tmp_path / "eval"  # results written by an older harness, without the figures
+    out.mkdir()
+    rag = score(QUESTION, "rag", _result("1849", [500], ["ada-vellacott#0"]))
+    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (row, rag)))
+    evaluation = Evaluation(out, {"x": 1})
+    assert evaluation.annotate_missing([QUESTION], method_annotator(store)) == 1
+    stored = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert stored[0]["method"] == figures and "method" not in stored[1]
+    assert Evaluation(out, {"x": 1}).annotate_missing([QUESTION], method_annotator(store)) == 0  # nothing left to add
+
+    summary = summarize(stored, ["retrac", "rag"])
+    retrac = summary["modes"]["retrac"]
+    assert retrac["retention"] == 1.0 and retrac["method_questions"] == 1 and retrac["invalid_json"] == 0
+    assert retrac["calibration"] == {"answered": {"n": 1, "right": 1, "share_right": 1.0}}
+    assert set(retrac["cost_by_role"]) == {"planner", "compressor", "final"}
+    assert "method_questions" not in summary["modes"]["rag"]
+    text = markdown(summary, "t")
+    assert "| retrac | answered | 1 | 1 | 100% |" in text and "| retrac | 1 | 100% of " in text
