@@ -18,7 +18,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.errors import RetracError
 from retrac_local.eval.codehash import closure, mode_version
-from retrac_local.eval.harness import Evaluation, parse_modes, score
+from retrac_local.eval.harness import Evaluation, describe_questions, parse_modes, score
 from retrac_local.eval.questions import EvalQuestion, load_questions
 from retrac_local.eval.report import context_by_call, markdown, summarize, write_report
 from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
@@ -259,3 +259,23 @@ def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interva
     assert pair["n"] == 6 and pair["f1_diff"] == 0.25 and 0.0 <= pair["ci_low"] <= 0.25 <= pair["ci_high"] <= 0.5
     text = markdown(summary, "t")
     assert "| retrac − rag | +0.250 |" in text and "| retrac | 2.0 | 33% |" in text
+
+
+def test_the_questions_file_is_known_by_name_and_content_not_by_its_folder(tmp_path: Path) -> None:
+    here, there = tmp_path / "a" / "dev.jsonl", tmp_path / "b" / "dev.jsonl"
+    for path in (here, there):
+        path.parent.mkdir()
+        path.write_text('{"id": "q", "question": "q?", "answers": ["a"]}\n')
+    out = tmp_path / "eval"
+    Evaluation(out, {"questions_file": describe_questions(here)})
+    Evaluation(out, {"questions_file": describe_questions(there)})  # another checkout: the same evaluation
+    there.write_text('{"id": "q", "question": "q?", "answers": ["b"]}\n')
+    with pytest.raises(RetracError, match="questions_file differ"):
+        Evaluation(out, {"questions_file": describe_questions(there)})
+    # an evaluation recorded by an older harness, as an absolute path
+    (out / "eval.json").write_text(json.dumps({"questions_file": str(here.resolve())}))
+    Evaluation(out, {"questions_file": describe_questions(here)})
+    (out / "eval.json").write_text(json.dumps({"questions_file": "/elsewhere/dev.jsonl"}))  # gone: known by its name
+    Evaluation(out, {"questions_file": describe_questions(here)})
+    with pytest.raises(RetracError, match="questions_file differ"):
+        Evaluation(out, {"questions_file": describe_questions(tmp_path / "a" / "dev.jsonl").replace("dev", "test")})

@@ -23,10 +23,13 @@ from retrac_local.cli.app import make_app
 @click.option("--report-only", is_flag=True,
               help="only rewrite the summary and plots from results.jsonl (adding the method's figures from the "
                    "run store to rows that lack them)")
+@click.option("--unanswerable", is_flag=True,
+              help="hide the questions' gold documents (in a copy of the collection, made once under the home) "
+                   "and measure how often each mode still answers with confidence")
 @click.option("--report-name", default="summary", show_default=True,
               help="stem of the report files, so that one folder can hold reports of several question ranges")
 def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
-             title: str | None, report_only: bool, report_name: str) -> None:
+             title: str | None, report_only: bool, unanswerable: bool, report_name: str) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
     Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
@@ -41,14 +44,23 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     mode_list = parse_modes(modes)
     questions = load_questions(questions_file, offset, limit)
     title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
-    app = make_app({"memory": {"enabled": False}})  # questions must not learn from each other's runs
-    evaluation = Evaluation(out, fingerprint(app, questions_file, rag_k), check=not report_only)
+    overrides = {"memory": {"enabled": False}}  # questions must not learn from each other's runs
+    app = make_app(overrides)
+    config = fingerprint(app, questions_file, rag_k)
+    if unanswerable:
+        from retrac_local.eval.hidden import hidden_doc_ids, hidden_home
+
+        home = hidden_home(app.settings.home, questions, _remove_documents)
+        app = make_app(overrides | {"home": str(home)})
+        config |= {"unanswerable": len(hidden_doc_ids(questions))}
+    evaluation = Evaluation(out, config, check=not report_only)
     annotate = method_annotator(app.runs)
     evaluation.annotate_missing(questions, annotate)
 
     def report() -> None:
         wanted = {q.id for q in questions}
-        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name)
+        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name,
+                     unanswerable=unanswerable)
 
     if not report_only:
         app.agent()  # an empty corpus or a missing model fails here, before any long work
@@ -62,3 +74,10 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
             sys.exit(130)
     report()
     click.echo((out / f"{report_name}.md").read_text())
+
+
+def _remove_documents(home: Path, doc_ids: list[str]) -> None:
+    """Delete documents from the collection of `home` and fold the deletions into its indexes."""
+    corpus = make_app({"home": str(home)}).corpus
+    corpus.delete_documents(doc_ids)
+    corpus.finish_writes()

@@ -13,6 +13,7 @@ other modes are kept.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -48,11 +49,29 @@ def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
     s = app.settings
     return {
         "code": {mode: mode_version(mode) for mode in MODES},
-        "questions_file": str(questions_file.resolve()),
+        "questions_file": describe_questions(questions_file),
         "planner": s.model_path("planner").name, "compressor": s.model_path("compressor").name,
         "budget": s.budget.model_dump(mode="json"), "retrieval": s.retrieval.model_dump(mode="json"),
         "sampling": s.sampling.model_dump(mode="json"), "state_max_tokens": s.state_max_tokens, "rag_k": rag_k,
     }
+
+
+def describe_questions(path: Path) -> str:
+    """The questions file by name and content, not by where it lies: the same file read from another
+    checkout continues the same evaluation, and an edited file does not."""
+    return f"{path.name} sha1:{hashlib.sha1(path.read_bytes()).hexdigest()[:12]}"
+
+
+def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
+    """An older harness recorded the questions file as an absolute path: read as name and content
+    when the file is still there, else by its name alone."""
+    old = str(recorded.get("questions_file", ""))
+    if "/" not in old and "\\" not in old:
+        return recorded
+    path, current = Path(old), str(config.get("questions_file", ""))
+    if path.is_file():
+        return recorded | {"questions_file": describe_questions(path)}
+    return recorded | {"questions_file": current} if current.split(" ")[0] == path.name else recorded
 
 
 class Evaluation:
@@ -75,7 +94,7 @@ class Evaluation:
         file of their own) and it runs again; the results of modes whose code did not change stay."""
         path = self.out / "eval.json"
         if path.exists():
-            recorded = json.loads(path.read_text())
+            recorded = _upgrade(json.loads(path.read_text()), config)
             changed = sorted(k for k in (set(recorded) | set(config)) - {"code"} if recorded.get(k) != config.get(k))
             if changed:
                 raise RetracError(

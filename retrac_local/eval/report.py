@@ -13,6 +13,7 @@ from typing import Any
 
 from retrac_local.agent.answers import expected_kind, fits, unsupported
 from retrac_local.eval import method
+from retrac_local.eval.hidden import honesty
 from retrac_local.state import Evidence
 
 FIELDS = ("em", "f1", "doc_recall", "first_doc_recall", "distinct_searches", "llm_calls", "prompt_tokens",
@@ -32,9 +33,13 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool = False) -> dict[str, Any]:
+    """`unanswerable`: the questions ran with their gold documents hidden (eval/hidden.py); each mode
+    then also says how often it still answered with confidence."""
     rows = paired(rows, modes)
     out: dict[str, Any] = {"questions": len({r["id"] for r in rows}), "modes": {}, "by_type": {}}
+    if unanswerable:
+        out["unanswerable"] = True
     if "retrac" in modes:
         out["retrac_by_round"] = prompt_by_round(rows)
     for mode in modes:
@@ -53,7 +58,7 @@ def summarize(rows: list[dict[str, Any]], modes: list[str]) -> dict[str, Any]:
         stats["answered_claim_outside_evidence"] = _share(answered, lambda r: bool(unsupported(r["answer"] or "", [
             Evidence(id=c["evidence_id"], fact="", source=c["chunk_id"], quote=c["quote"], verified="yes",
                      title=c["title"]) for c in r["citations"]])))
-        out["modes"][mode] = stats | method.aggregate(mine)
+        out["modes"][mode] = stats | method.aggregate(mine) | (honesty(mine) if unanswerable else {})
         for kind in sorted({r["type"] for r in mine if r.get("type")}):
             typed = [r for r in mine if r["type"] == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
@@ -197,6 +202,12 @@ def markdown(summary: dict[str, Any], title: str) -> str:
                   "| round | questions | first prompt | largest prompt |", "|---|---|---|---|"]
         lines += [f"| {r['round']} | {r['questions']} | {r['first_prompt']:,} | {r['largest_prompt']:,} |"
                   for r in summary["retrac_by_round"]]
+    if summary.get("unanswerable"):
+        lines += ["", "The answers were not in the collection (each question's gold documents hidden): how often each "
+                  "mode still answered with confidence, and how often it said the answer was not found.", "",
+                  "| mode | answered with confidence | said not found |", "|---|---|---|"]
+        lines += [f"| {mode} | {_pct(m['confidently_answered'])} | {_pct(m['said_not_found'])} |"
+                  for mode, m in summary["modes"].items()]
     lines += method.markdown(summary["modes"])
     lines += ["", "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
               "single prompt (mean over questions / largest of all)."]
@@ -258,9 +269,9 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, n
 
 
 def write_report(out: Path, rows: list[dict[str, Any]], modes: list[str], title: str, with_plots: bool = True,
-                 name: str = "summary") -> dict[str, Any]:
+                 name: str = "summary", unanswerable: bool = False) -> dict[str, Any]:
     """DIR/NAME.json, DIR/NAME.md and the plots DIR/NAME-context.png and DIR/NAME-f1-vs-tokens.png."""
-    summary = summarize(rows, modes)
+    summary = summarize(rows, modes, unanswerable)
     (out / f"{name}.json").write_text(json.dumps(summary, indent=2))
     (out / f"{name}.md").write_text(markdown(summary, title))
     if with_plots:
