@@ -8,16 +8,26 @@ Unknown keys anywhere are an error that names them.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from retrac_local.errors import ConfigError
 
 PROJECT_MODELS_DIR = Path(__file__).resolve().parent.parent / "models"
+
+
+_CREDENTIALS = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/:@\s]*):[^@\s/]*@", re.IGNORECASE)
+
+
+def mask_credentials(text: str) -> str:
+    """`http://user:secret@host` → `http://user:***@host`, wherever a URL with a password appears."""
+    return _CREDENTIALS.sub(r"\1:***@", text)
 
 
 def default_home() -> Path:
@@ -47,6 +57,20 @@ class ModelSettings(Section):
     )
     api_key_env: str | None = Field(None, description="environment variable holding the server's API key, if any")
     timeout_s: float = Field(600.0, gt=0, description="seconds to wait for one server reply")
+    proxy: str | None = Field(
+        None, description="an HTTP proxy for the server's requests; empty means none (http_proxy and the other proxy "
+        "variables are ignored: prompts hold private text)"
+    )
+
+    @field_validator("url", "proxy")
+    @classmethod
+    def _http_only(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"{mask_credentials(value)!r} is not an http:// or https:// address with a host")
+        return value.strip()
 
 
 class SamplingSettings(Section):
@@ -237,7 +261,7 @@ def _describe(e: ValidationError, origin: str) -> str:
         if err["type"] == "extra_forbidden":
             parts.append(f"unknown key `{where}`")
         else:
-            parts.append(f"`{where}`: {err['msg']} (got {err.get('input')!r})")
+            parts.append(mask_credentials(f"`{where}`: {err['msg']} (got {err.get('input')!r})"))
     return f"invalid configuration ({origin}): " + "; ".join(parts)
 
 

@@ -17,6 +17,7 @@ from retrac_local.cli.app import Group, make_app
 def models(as_json: bool, check: bool) -> None:
     """The configured model of each role: file or server, size, context, and (with --check) whether it loads."""
     from retrac_local.cli.render import echo_json
+    from retrac_local.config import mask_credentials
     from retrac_local.errors import RetracError
 
     app = make_app()
@@ -25,7 +26,7 @@ def models(as_json: bool, check: bool) -> None:
     for role in ("planner", "compressor"):
         role_settings = getattr(s, role)
         if role_settings.url:
-            row: dict[str, Any] = {"role": role, "server": role_settings.url, "model": role_settings.server_model,
+            row: dict[str, Any] = {"role": role, "server": mask_credentials(role_settings.url), "model": role_settings.server_model,
                                    "n_ctx": role_settings.n_ctx}
         else:
             path = s.model_path(role)  # type: ignore[arg-type]
@@ -39,9 +40,16 @@ def models(as_json: bool, check: bool) -> None:
             except RetracError as e:
                 row["loads"], row["error"] = False, str(e)
         rows.append(row)
+    failed = [r["role"] for r in rows if r.get("loads") is False]
     if as_json:
         echo_json(rows)
-        return
+    else:
+        _print_models(rows)
+    if failed:
+        raise SystemExit(1)  # a script checking the models must see the failure
+
+
+def _print_models(rows: list[dict[str, Any]]) -> None:
     for r in rows:
         if "server" in r:
             where, state = f"{r['model']} at {r['server']}", "server"
@@ -79,10 +87,11 @@ def config_init(output: Path | None, force: bool) -> None:
 def config_show(as_json: bool) -> None:
     """The effective value of every setting, and its source: file, environment, or default."""
     from retrac_local.cli.render import echo_json
-    from retrac_local.config import load_settings
+    from retrac_local.config import load_settings, mask_credentials
     from retrac_local.config_doc import effective
 
-    rows = effective(load_settings())
+    rows = [r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
+            for r in effective(load_settings())]
     if as_json:
         echo_json(rows)
         return

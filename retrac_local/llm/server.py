@@ -2,21 +2,26 @@
 the path for models that outgrow one workstation. Structured output goes through the server's own
 JSON-schema support; the reply is validated here like any other backend's.
 
-Only the URL the configuration names is contacted: nothing is sent anywhere else.
+Only the URL the configuration names is contacted: nothing is sent anywhere else. Redirects are
+not followed (an error names where it pointed), the proxy variables of the environment are ignored
+(a proxy is used only when the settings name one), and a password in the URL is sent as HTTP basic
+authentication, never printed.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
 import urllib.error
 import urllib.request
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel
 
-from retrac_local.config import ModelSettings, SamplingSettings
+from retrac_local.config import ModelSettings, SamplingSettings, mask_credentials
 from retrac_local.errors import ContextOverflowError, ModelError
 from retrac_local.llm.base import Generation, Message, Usage, parse_structured
 
@@ -24,19 +29,41 @@ CHARS_PER_TOKEN = 3.5  # when the server cannot count tokens: a cautious estimat
 TOKENIZE_ENDPOINTS = {"/extras/tokenize": "input", "/tokenize": "content"}  # llama-cpp-python's, llama.cpp's
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error: following it would send the prompt (and the key) to another address."""
+
+    def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> NoReturn:
+        raise ModelError(f"the model server {mask_credentials(req.full_url)} redirected ({code}) to "
+                         f"{mask_credentials(newurl)}; redirects are not followed: set that address as the url")
+
+
+def _opener(proxy: str | None) -> urllib.request.OpenerDirector:
+    proxies = {"http": proxy, "https": proxy} if proxy else {}  # {}: the environment's proxy variables are ignored
+    return urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
+
+
 class ServerLLM:
     def __init__(self, settings: ModelSettings, sampling: SamplingSettings) -> None:
         if not settings.url:
             raise ModelError("a server backend needs a url")
-        self.url = settings.url.rstrip("/")
+        parts = urlsplit(settings.url)  # http(s) with a host: checked when the settings load
+        self._basic = None
+        if parts.username or parts.password:  # credentials leave the URL: sent as a header, never shown
+            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+            self._basic = "Basic " + base64.b64encode(pair.encode()).decode()
+            parts = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1])
+        self.url = parts.geturl().rstrip("/")
         self.settings, self.sampling = settings, sampling
         self.name = f"{settings.server_model}@{self.url}"
         self.n_ctx = settings.n_ctx
+        self._opener = _opener(settings.proxy)
         self._tokenize_path: str | None = None  # found on first use
 
     # -- HTTP ------------------------------------------------------------------------------------
     def _post(self, path: str, body: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         headers = {"Content-Type": "application/json"}
+        if self._basic:
+            headers["Authorization"] = self._basic
         if self.settings.api_key_env:
             key = os.environ.get(self.settings.api_key_env)
             if not key:
@@ -44,8 +71,8 @@ class ServerLLM:
             headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=timeout or self.settings.timeout_s) as response:
-                return json.loads(response.read())  # type: ignore[no-any-return]
+            with self._opener.open(request, timeout=timeout or self.settings.timeout_s) as response:
+                reply = json.loads(response.read())
         except urllib.error.HTTPError as e:
             detail = e.read().decode("utf-8", "replace")[:300]
             if e.code == 400 and ("context" in detail.lower() or "too long" in detail.lower()):
@@ -53,14 +80,20 @@ class ServerLLM:
             raise ModelError(f"the model server {self.url} answered {e.code}: {detail}") from e
         except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
             raise self._unreachable(e) from e
+        except (ValueError, UnicodeDecodeError) as e:
+            raise ModelError(f"the model server {self.url} sent a reply that is not JSON ({path})") from e
+        if not isinstance(reply, dict):
+            raise ModelError(f"the model server {self.url} sent a reply that is not a JSON object ({path})")
+        return reply
 
     def _unreachable(self, e: Exception) -> ModelError:
         return ModelError(f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?")
 
     def check(self) -> ServerLLM:
         """Fail before a run starts when the server is not there."""
+        request = urllib.request.Request(self.url + "/v1/models", headers={"Authorization": self._basic} if self._basic else {})
         try:
-            with urllib.request.urlopen(self.url + "/v1/models", timeout=10):
+            with self._opener.open(request, timeout=10):
                 return self
         except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
             raise self._unreachable(e) from e
@@ -77,7 +110,10 @@ class ServerLLM:
                 except ModelError:
                     continue
         if self._tokenize_path:
-            return len(self._post(self._tokenize_path, {TOKENIZE_ENDPOINTS[self._tokenize_path]: text})["tokens"])
+            tokens = self._post(self._tokenize_path, {TOKENIZE_ENDPOINTS[self._tokenize_path]: text}).get("tokens")
+            if not isinstance(tokens, list):
+                raise ModelError(f"the model server {self.url} answered {self._tokenize_path} without a list of tokens")
+            return len(tokens)
         return int(len(text) / CHARS_PER_TOKEN) + 1
 
     def _response_format(self, schema: type[BaseModel]) -> dict[str, Any]:
