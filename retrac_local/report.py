@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
@@ -65,10 +66,24 @@ def highlight(chunk_text: str | None, quote: str) -> str:
     return html.escape(text[:at]) + f"<mark>{html.escape(q)}</mark>" + html.escape(text[at + len(q):])
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`\[\]<>&])")  # HTML, links and images, code spans: what can run or fetch
+_MARKDOWN_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
+
+
+def markdown_text(value: Any) -> str:
+    """Any value as inert Markdown text: one line, HTML characters as entities, and the brackets and
+    backticks of links, images and code escaped, so that a document's `<script>`, `<img onerror>` or
+    `![](http://…)` is shown, never run or fetched."""
+    text = " ".join(str(value).split()) if value is not None else ""
+    return _MARKDOWN_SPECIAL.sub(lambda m: _MARKDOWN_ENTITY.get(m.group(1), "\\" + m.group(1)), text)
+
+
 @cache
-def _env() -> Environment:
+def _env(fmt: Format) -> Environment:
+    """HTML: autoescaped. Markdown: every `{{ … }}` passes through `markdown_text`."""
     env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
-                      autoescape=select_autoescape(["html.j2"]), trim_blocks=True, lstrip_blocks=True)
+                      autoescape=select_autoescape(["html.j2"]), trim_blocks=True, lstrip_blocks=True,
+                      finalize=markdown_text if fmt == "md" else None)
     env.filters["highlight"] = highlight
     return env
 
@@ -76,4 +91,4 @@ def _env() -> Environment:
 def render(report: dict[str, Any], fmt: Format) -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    return _env().get_template(f"report.{fmt}.j2").render(r=report)
+    return _env(fmt).get_template(f"report.{fmt}.j2").render(r=report)

@@ -73,6 +73,48 @@ def test_export_from_the_command_line(finished_run, tmp_path: Path) -> None:
     assert "no run 'nope'" in CliRunner().invoke(cli, ["runs", "export", "nope"]).output
 
 
+HOSTILE = ('<script>alert(1)</script> <img src=x onerror="fetch(1)"> ![t](http://tracker.example/p.gif) '
+           '[click](javascript:alert(1)) `x` <http://tracker.example/a>\n# Forged heading')
+
+
+def test_the_markdown_export_shows_document_text_and_never_runs_or_fetches_it(finished_run, orrin: MemoryCorpus) -> None:
+    store, run_id = finished_run
+    report = build(store, run_id, orrin)
+    report["answer"] = HOSTILE
+    report["citations"][0] |= {"title": HOSTILE, "quote": HOSTILE}
+    report["rounds"][0]["steps"][0]["argument"] = HOSTILE
+    markdown = render(report, "md")
+    assert "<script" not in markdown and "<img" not in markdown and "<http" not in markdown
+    assert "![" not in markdown and not re.search(r"(?<!\\)\]\(", markdown) and "`x`" not in markdown
+    assert "\n# Forged heading" not in markdown  # one line: no structure of its own
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown  # shown, as text
+
+
+def test_export_writes_a_new_file_whole_and_replaces_one_only_when_asked(finished_run, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    _, run_id = finished_run
+    out = tmp_path / "run.md"
+    out.write_text("keep me")
+    runner = CliRunner()
+    refused = runner.invoke(cli, ["runs", "export", run_id, "--format", "md", "--output", str(out)])
+    assert refused.exit_code == 1 and "exists; use --force" in refused.output and out.read_text() == "keep me"
+    for target, message in ((tmp_path / "no" / "run.md", "does not exist; create it first"),
+                            (Path("/dev/full"), "is not a plain file")):
+        result = runner.invoke(cli, ["runs", "export", run_id, "--output", str(target), "--force"])
+        assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+
+    def full_disk(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr("os.replace", full_disk)
+        result = runner.invoke(cli, ["runs", "export", run_id, "--format", "md", "--output", str(out), "--force"])
+    assert result.exit_code == 1 and "No space left on device" in result.output
+    assert out.read_text() == "keep me" and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert runner.invoke(cli, ["runs", "export", run_id, "--format", "md", "--output", str(out), "--force"]).exit_code == 0
+    assert out.read_text().startswith(f"# {Q}")
+
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 
 

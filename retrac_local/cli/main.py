@@ -25,7 +25,7 @@ def cli() -> None:
 def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
     """Add files or folders (txt, md, html, pdf, jsonl) to the corpus; unchanged files are skipped."""
     from retrac_local.cli.progress import ingest_progress
-    from retrac_local.cli.render import echo_json
+    from retrac_local.cli.render import echo_json, say
 
     app = make_app()
     try:
@@ -44,7 +44,7 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
         + (f"; removed {data['documents_removed']} document(s)" if data["documents_removed"] else "")
     )
     for failure in data["failed"]:
-        click.echo(f"  failed: {failure['path']}: {failure['error']}", err=True)
+        say(f"  failed: {failure['path']}: {failure['error']}", err=True)
 
 
 @cli.command()
@@ -57,7 +57,7 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
     """Search the corpus, as the agent's search tool does."""
     import json
 
-    from retrac_local.cli.render import echo_json
+    from retrac_local.cli.render import echo_json, say
 
     if not query and queries is None:
         raise click.UsageError("give a QUERY or --queries FILE")
@@ -66,7 +66,7 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         for line in queries:
             if line.strip():
                 hits = app.search(line.strip(), k=k, method=method)  # type: ignore[arg-type]
-                click.echo(json.dumps({"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
+                say(json.dumps({"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
         return
     assert query is not None
     hits = app.search(query, k=k, method=method)  # type: ignore[arg-type]
@@ -74,7 +74,7 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         echo_json([h.to_dict() for h in hits])
         return
     for n, h in enumerate(hits, start=1):
-        click.echo(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
+        say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
 
 
 def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None = None) -> None:
@@ -91,7 +91,7 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
         StepTaken,
         event_dict,
     )
-    from retrac_local.cli.render import echo_json, render_event, render_result
+    from retrac_local.cli.render import echo_json, render_event, render_result, say
     from retrac_local.interrupt import graceful_sigint
 
     result, run_id = None, None
@@ -115,7 +115,7 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
                 if isinstance(event, (RoundCompressed, RoundCarried)):
                     iteration = event.iteration + (1 if isinstance(event, RoundCompressed) else 0)
                 if mode == "events":
-                    click.echo(json.dumps(event_dict(event), ensure_ascii=False))
+                    say(json.dumps(event_dict(event), ensure_ascii=False))
                 elif mode == "quiet" or as_json:
                     pass
                 else:

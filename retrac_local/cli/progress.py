@@ -67,7 +67,8 @@ def eval_progress(questions: list[Any], modes: list[str], evaluation: Any) -> It
             bar.advance(task)
             bar.console.print(
                 f"{label}: F1 {row['f1']:.2f} EM {row['em']:.0f} · {row['answer']!r} (gold {row['gold'][0]!r}) · "
-                f"{row['status']} · {row['llm_calls']} calls, {row['prompt_tokens']:,} prompt tok, {row['seconds']:.0f} s"
+                f"{row['status']} · {row['llm_calls']} calls, {row['prompt_tokens']:,} prompt tok, {row['seconds']:.0f} s",
+                markup=False, highlight=False,  # a model's answer is printed as it is, never read as markup
             )
 
         yield update

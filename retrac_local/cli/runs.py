@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -17,21 +18,21 @@ def runs() -> None:
 @runs.command("list")
 @click.option("--json", "as_json", is_flag=True)
 def runs_list(as_json: bool) -> None:
-    from retrac_local.cli.render import echo_json
+    from retrac_local.cli.render import echo_json, say
 
     rows = make_app().runs.list_runs()
     if as_json:
         echo_json(rows)
         return
     for r in rows:
-        click.echo(f"{r['run_id']}  {r['status']:<16} {r['rounds']} round(s)  {r['created']}  {r['question'][:70]}")
+        say(f"{r['run_id']}  {r['status']:<16} {r['rounds']} round(s)  {r['created']}  {r['question'][:70]}")
 
 
 @runs.command("show")
 @click.argument("run_id")
 @click.option("--json", "as_json", is_flag=True)
 def runs_show(run_id: str, as_json: bool) -> None:
-    from retrac_local.cli.render import echo_json
+    from retrac_local.cli.render import echo_json, say
 
     app = make_app()
     run = app.runs.run(run_id)
@@ -41,43 +42,43 @@ def runs_show(run_id: str, as_json: bool) -> None:
     if as_json:
         echo_json(data)
         return
-    click.echo(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
+    say(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
     for past in run["memory"]:
-        click.echo(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
+        say(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
                    f"{past['run_id']} (similarity {past['similarity']:.2f}: {past['question']!r})")
     evidence = {e["id"]: e for e in run["initial_state"]["evidence"]}
     for e in evidence.values():
-        click.echo(f"  = [{e['id']}] ({e['source']}, {e['verified']}, from memory) {e['fact']}")
+        say(f"  = [{e['id']}] ({e['source']}, {e['verified']}, from memory) {e['fact']}")
     for r in rounds:
         s, d = r["stats"], r["diff"]
-        click.echo(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
+        say(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
                    f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
                    + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else ""))
         for step in r["trajectory"]["steps"]:
             offered = step.get("candidates") or []
             if offered:
-                click.echo("    offered: " + "; ".join(f"{n}. {c['query']}" for n, c in enumerate(offered, 1)))
+                say("    offered: " + "; ".join(f"{n}. {c['query']}" for n, c in enumerate(offered, 1)))
             by = {"code": " [by code]", "pick": " [picked]"}.get(step.get("by", ""), "")
-            click.echo(f"  {step['tool']}({step['argument']!r}){by}" + (f" → {step['error']}" if step["error"] else ""))
+            say(f"  {step['tool']}({step['argument']!r}){by}" + (f" → {step['error']}" if step["error"] else ""))
         now = {e["id"]: e for e in r["state"]["evidence"]}
         for i in d.get("evidence_added", []):
-            click.echo(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+            say(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
         for i in d.get("evidence_changed", []):
-            click.echo(f"  ~ [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
+            say(f"  ~ [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
         for i in d.get("evidence_removed", []):
-            click.echo(f"  - [{i}] {evidence[i]['fact'] if i in evidence else ''}")
+            say(f"  - [{i}] {evidence[i]['fact'] if i in evidence else ''}")
         if d.get("answer_before") != d.get("answer_after"):
-            click.echo(f"  answer: {d.get('answer_before')!r} → {d.get('answer_after')!r}")
+            say(f"  answer: {d.get('answer_before')!r} → {d.get('answer_after')!r}")
         for u in d.get("uncertainties_opened", []):
-            click.echo(f"  ? opened: {u}")
+            say(f"  ? opened: {u}")
         for u in d.get("uncertainties_closed", []):
-            click.echo(f"  ✓ closed: {u}")
+            say(f"  ✓ closed: {u}")
         if d.get("drift_repaired"):
-            click.echo(f"  drift repaired: {'; '.join(d['drift_repaired'])}")
+            say(f"  drift repaired: {'; '.join(d['drift_repaired'])}")
         if s.get("rejected"):
-            click.echo(f"  rejected by code: {'; '.join(s['rejected'])}")
+            say(f"  rejected by code: {'; '.join(s['rejected'])}")
         if s.get("compression_failed"):
-            click.echo("  compression failed: the previous state was kept")
+            say("  compression failed: the previous state was kept")
         evidence = now
 
 
@@ -86,15 +87,40 @@ def runs_show(run_id: str, as_json: bool) -> None:
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="html", show_default=True)
 @click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="file to write (default: standard output)")
-def runs_export(run_id: str, fmt: str, output: Path | None) -> None:
+@click.option("--force", is_flag=True, help="replace the output file if it exists")
+def runs_export(run_id: str, fmt: str, output: Path | None, force: bool) -> None:
     """A run as a report: Markdown, JSON, or a self-contained HTML page (no external files)."""
+    from retrac_local.cli.render import say
     from retrac_local.report import build, render
 
     app = make_app()
     corpus = app.corpus if app.corpus.exists() else None
     text = render(build(app.runs, run_id, corpus), fmt)  # type: ignore[arg-type]
     if output is None:
-        click.echo(text, nl=False)
+        say(text, nl=False)
         return
-    output.write_text(text, encoding="utf-8")
-    click.echo(f"wrote {output}", err=True)
+    write_new_file(output, text, force)
+    say(f"wrote {output}", err=True)
+
+
+def write_new_file(path: Path, text: str, force: bool) -> None:
+    """Write through a temporary file and a rename: an interrupted or failed write (a full disk)
+    leaves the old file whole. An existing file is replaced only with --force; what is not a plain
+    file (a device, a folder) never."""
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise click.ClickException(f"{path} is not a plain file; give a file path to --output")
+        if not force:
+            raise click.ClickException(f"{path} exists; use --force to replace it, or give another --output")
+    if not path.parent.is_dir():
+        raise click.ClickException(f"the folder {path.parent} does not exist; create it first")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise click.ClickException(f"cannot write {path}: {e.strerror or e}") from e

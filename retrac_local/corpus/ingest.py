@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from retrac_local.corpus.readers import (
 from retrac_local.corpus.sandbox import SandboxedReader
 from retrac_local.corpus.store import Chunk, CorpusStore
 from retrac_local.errors import StoreError
+from retrac_local.untrusted import clean_document
 
 BATCH_FILES = 256  # files recorded per commit at most, so a crash re-reads little
 BATCH_CHUNKS = 1024  # one embedding call sorts this many by length: less padding
@@ -235,6 +236,7 @@ class Ingester:
                 report.failed.append({"path": key, "error": problem})
             if not doc.text.strip():
                 continue
+            doc = replace(doc, title=clean_document(doc.title), text=clean_document(doc.text))
             doc_id = self._doc_id(doc, path, taken)
             if doc_id is None:
                 report.failed.append({"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"})

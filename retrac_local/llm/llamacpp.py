@@ -3,6 +3,10 @@
 Prompts are rendered with the chat template stored in the GGUF file and submitted as tokens, so
 llama.cpp's prefix matching reuses the KV cache of the previous call: a round's calls share the
 system prompt, question and state, and only the new tokens are evaluated.
+
+Only the template's own markers become control tokens. The messages' text (which holds document
+text) is tokenized as plain text, so a document holding `<|im_end|><|im_start|>system …` cannot
+open a turn of its own.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,14 +134,28 @@ class LlamaCppLLM:
         bos = llama.detokenize([llama.token_bos()]).decode("utf-8", "ignore") if llama.token_bos() >= 0 else ""
         return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
 
-    def render_prompt(self, messages: list[Message]) -> str:
-        self.load()
-        return self._formatter(messages=list(messages)).prompt
+    def prompt_tokens(self, messages: list[Message]) -> list[int]:
+        """The chat template rendered around a placeholder per message: the template's text is
+        tokenized with its control tokens, each message's text without (measured: the same tokens
+        as the whole prompt for text that holds no control-token string)."""
+        llama = self.load()._llama
+        assert llama is not None
+        marks = [f"\x00{uuid.uuid4().hex}\x00" for _ in messages]
+        rest = self._formatter(messages=[{**m, "content": mark} for m, mark in zip(messages, marks, strict=True)]).prompt
+        tokens: list[int] = []
+        for i, (message, mark) in enumerate(zip(messages, marks, strict=True)):
+            template, found, rest = rest.partition(mark)
+            if not found or mark in rest:
+                raise ModelError(f"the chat template of {self.name} does not place each message once; "
+                                 "use an instruct model with a standard chat template")
+            tokens += llama.tokenize(template.encode("utf-8"), add_bos=i == 0, special=True)
+            tokens += llama.tokenize(message["content"].encode("utf-8"), add_bos=False, special=False)
+        return tokens + llama.tokenize(rest.encode("utf-8"), add_bos=not messages, special=True)
 
     def count_tokens(self, text: str) -> int:
         llama = self.load()._llama
         assert llama is not None
-        return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def generate(
         self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
@@ -145,7 +164,7 @@ class LlamaCppLLM:
         self.load()
         llama, constrainer = self._llama, self._constrainer
         assert llama is not None and constrainer is not None
-        tokens = llama.tokenize(self.render_prompt(messages).encode("utf-8"), add_bos=True, special=True)
+        tokens = self.prompt_tokens(messages)
         if len(tokens) + max_tokens > self.n_ctx:
             raise ContextOverflowError(
                 f"prompt of {len(tokens)} tokens plus {max_tokens} to generate exceeds n_ctx={self.n_ctx} of {self.name}",
@@ -173,6 +192,7 @@ class LlamaCppLLM:
         )
         seconds = time.perf_counter() - start
         interrupt.check()
+        assert isinstance(completion, dict)  # not streamed
         choice = completion["choices"][0]
         usage = Usage(
             prompt_tokens=len(tokens),
