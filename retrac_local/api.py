@@ -14,16 +14,26 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from retrac_local.agent.events import Event
+from retrac_local.agent.events import Event, RunFinished, RunResult
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings, check_context, load_settings
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
 from retrac_local.corpus.store import CorpusStore, Hit, Method
-from retrac_local.errors import CorpusError
+from retrac_local.errors import CorpusError, RetracError
 from retrac_local.llm.base import LLM
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
+
+MAX_QUESTION_CHARS = 2000  # ~500 tokens: a question, not a document (documents are ingested)
+
+
+def check_question(question: str) -> None:
+    if not question.strip():
+        raise RetracError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise RetracError(f"the question is {len(question):,} characters long; a question may have at most "
+                          f"{MAX_QUESTION_CHARS:,} (put long material in a file and ingest it)")
 
 
 class Retrac:
@@ -108,8 +118,11 @@ class Retrac:
         return self.corpus.search(query, k=k or self.settings.retrieval.k, method=method)
 
     def ask(self, question: str) -> Iterator[Event]:
+        check_question(question)  # before any model loads
         return self.agent().ask(question)
 
     def resume(self, run_id: str) -> Iterator[Event]:
-        self.runs.run(run_id)  # unknown ids fail before any model loads
+        run = self.runs.run(run_id)  # unknown ids fail before any model loads
+        if run["status"] != "running" and run["result"]:  # finished: its result, with no model loaded
+            return iter([RunFinished(RunResult.from_dict(run["result"]))])
         return self.agent().resume(run_id)

@@ -291,8 +291,22 @@ def check_context(settings: Settings) -> None:
             )
 
 
+ENV_NOT_SETTINGS = {"HOME", "CONFIG", "MODEL_CACHE"}  # RETRAC_* variables read elsewhere
+
+
+def _check_environment() -> None:
+    """A mistyped RETRAC_* variable would be ignored in silence: name it instead."""
+    known = {name.upper() for name in Settings.model_fields} | ENV_NOT_SETTINGS
+    unknown = sorted(k for k in os.environ if k.startswith("RETRAC_") and k[7:].split("__")[0].upper() not in known)
+    if unknown:
+        raise ConfigError(f"unknown setting(s) in the environment: {', '.join(unknown)}; a variable is RETRAC_ and a "
+                          "setting's name, with __ between a section and its key (RETRAC_BUDGET__MAX_ROUNDS); "
+                          "`retrac config show` lists the settings")
+
+
 def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings:
     """Build the effective settings; any invalid value raises ConfigError naming it and its origin."""
+    _check_environment()
     path = config_path or config_file_path()
     file_values = read_config_file(path)
     if file_values:

@@ -54,6 +54,12 @@ def test_questions_load_with_offset_and_limit_and_bad_lines_are_named(tmp_path: 
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[0]) + "\n")
     with pytest.raises(RetracError, match="'q0' occurs more than once"):
         load_questions(path)
+    for bad, why in (('["q", "a"]', "a JSON list, not an object"), ('{"id": "q", "question": 42, "answers": ["a"]}', "question"),
+                     ('{"id": "q", "question": "q?", "answers": ["a"], "supporting_doc_ids": "d1"}', "supporting_doc_ids"),
+                     ('{"id": "q", "question": "q?", "answers": "a"}', "answers")):
+        path.write_text(bad + "\n")
+        with pytest.raises(RetracError, match=f"line 1: not a question record.*{why}"):
+            load_questions(path)
     with pytest.raises(RetracError, match="unknown mode"):
         parse_modes("retrac,reflexion")
 

@@ -148,3 +148,30 @@ def test_a_parser_that_hangs_is_stopped_and_the_next_file_still_read(tmp_path: P
         reader.read(slow)
     assert reader.read(fine)[0].title == "Fine"  # a fresh worker took over
     reader.close()
+
+
+def test_links_out_of_the_folder_odd_names_and_fifos_are_reported_and_the_rest_ingested(tmp_path: Path) -> None:
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "diary.txt").write_text(f"Diary\n\nMy bank code is {SECRET}.")
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "good.txt").write_text(f"Good\n\n{fact(1)}")
+    (folder / "sub" / "inside.txt").write_text(f"Inside\n\n{fact(2)}")
+    os.symlink(private / "diary.txt", folder / "notes.md")  # leaves the folder, and claims another type
+    os.symlink(folder / "sub" / "inside.txt", folder / "alias.txt")  # stays inside: followed
+    odd = Path(os.fsdecode(bytes(folder / "caf") + b"\xe9.txt"))  # a Latin-1 name, not UTF-8
+    odd.write_text(f"Odd\n\n{fact(3)}")
+    os.mkfifo(folder / "pipe.txt")
+    os.mkfifo(tmp_path / "named.txt")
+
+    store = CorpusStore(tmp_path / "store" / "lance", HashingEmbedder)
+    for _ in range(2):  # the same on a second run: no retry is stopped by the odd name
+        report = Ingester(store, chunk_words=40, overlap_words=5).run([folder, tmp_path / "named.txt"])
+        errors = {Path(f["path"]).name: f["error"] for f in report.failed}
+        assert "outside the folder ingested" in errors["notes.md"]
+        assert "not valid UTF-8" in errors["caf\ufffd.txt"]
+        assert errors["pipe.txt"].startswith("a FIFO") and errors["named.txt"].startswith("a FIFO")
+    table = store.table().to_arrow()
+    assert not any(SECRET in text for text in table["text"].to_pylist())
+    assert {"Good", "Inside"} <= set(table["title"].to_pylist())

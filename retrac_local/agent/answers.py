@@ -22,10 +22,13 @@ from retrac_local.verify import normalise
 Kind = Literal["date", "number", "yes/no", "place", "name"]
 
 _YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
-_NUMBER_WORDS = frozenset("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                          "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
-                          "ninety hundred thousand million billion dozen several".split())
-_MONTHS = frozenset("january february march april may june july august september october november december".split())
+_NUMBER_WORDS = frozenset([
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
+    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "billion", "dozen", "several",
+])
+_MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september",
+                     "october", "november", "december"])
 _DATE_WORDS = _MONTHS | {"century", "centuries", "decade", "bc", "bce", "ad", "ce", "spring", "summer", "autumn",
                          "winter", "fall", "early", "late", "mid"}
 _ASIDE = re.compile(r"\s*\([^()]*\)")

@@ -50,6 +50,15 @@ class RunResult:
     searches: list[str] = field(default_factory=list)  # the queries searched, in order, repeats included
     first_retrieved: list[str] = field(default_factory=list)  # chunk ids the first search returned
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunResult:
+        """The result as the run store keeps it (`to_dict`), read back."""
+        fields = dict(data)
+        fields["status"] = RunStatus(fields["status"])
+        fields["citations"] = [Citation(**c) for c in fields.get("citations", [])]
+        fields.setdefault("calls", [])
+        return cls(**fields)
+
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         out = {
             "run_id": self.run_id, "question": self.question, "status": str(self.status), "answer": self.answer,

@@ -19,7 +19,7 @@ from typing import Any
 from retrac_local import interrupt
 from retrac_local.agent import candidates, prompts
 from retrac_local.agent.answers import shorten, unsupported, wrong_kind_question
-from retrac_local.agent.candidates import PlannerAction
+from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
@@ -36,19 +36,19 @@ from retrac_local.agent.events import (
     StepTaken,
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
-from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.toolbox import Toolbox, query_key
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
+from retrac_local.corpus.store import Chunk
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState
-from retrac_local.corpus.store import Chunk
 from retrac_local.tools import TOOL_NAMES, Observation, SearchArgs, SearchTool, argument_of
 from retrac_local.verify import normalise, quote_in
 
@@ -90,7 +90,7 @@ class ResearchAgent:
     def resume(self, run_id: str) -> Iterator[Event]:
         run = self.store.run(run_id)
         if run["status"] != RunStatus.RUNNING and run["result"]:
-            yield RunFinished(_result_from_dict(run["result"]))
+            yield RunFinished(RunResult.from_dict(run["result"]))
             return
         rounds = self.store.rounds(run_id)
         state = ResearchState.model_validate(rounds[-1]["state"] if rounds else run["initial_state"])
@@ -268,13 +268,14 @@ class ResearchAgent:
                     return
                 continue
             if call.tool in ("pick", "search"):
-                query, by = self._query(call, offered)
-                if query is None:  # a repeated query and nothing else left to search
+                chosen, by = self._query(call, offered)
+                if chosen is None:  # a repeated query and nothing else left to search
                     record.end_reason = "repeats"
                     return
-                step = self._search(record, state.question, query, by=by, gap=action.gap, offered=offered,
+                step = self._search(record, state.question, chosen, by=by, gap=action.gap, offered=offered,
                                     prompt=prompt)
             else:
+                assert not isinstance(call, PickArgs)
                 observation = self.toolbox.use(call)
                 step = Step(len(record.steps) + 1, action.gap, call.tool, argument_of(call), observation.text,
                             error=observation.error, chunks=observation.chunks, prompt=prompt,
@@ -471,9 +472,3 @@ def _round_chunks(record: RoundRecord) -> list[Chunk]:
     return list({c.chunk_id: c for step in record.steps for c in step.chunks}.values())
 
 
-def _result_from_dict(data: dict[str, Any]) -> RunResult:
-    fields = dict(data)
-    fields["status"] = RunStatus(fields["status"])
-    fields["citations"] = [Citation(**c) for c in fields.get("citations", [])]
-    fields.setdefault("calls", [])
-    return RunResult(**fields)

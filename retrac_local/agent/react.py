@@ -16,8 +16,8 @@ from typing import Any
 from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.events import RunResult, RunStatus
-from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
 from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
 from retrac_local.agent.schemas import Action, ShortAnswer
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.config import Settings

@@ -35,9 +35,10 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
         click.echo("interrupted: files already ingested are kept; run the same command again to finish", err=True)
         sys.exit(130)
     data = report.to_dict()
+    nothing = bool(data["failed"]) and not data["files_added"] and not data["files_skipped"]
     if as_json:
         echo_json(data)
-        return
+        sys.exit(1 if nothing else 0)
     click.echo(
         f"ingested {data['files_added']} file(s), {data['documents_added']} document(s), {data['chunks']} chunk(s) "
         f"in {data['seconds']} s; skipped {data['files_skipped']} unchanged file(s)"
@@ -45,13 +46,16 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
     )
     for failure in data["failed"]:
         say(f"  failed: {failure['path']}: {failure['error']}", err=True)
+    if nothing:
+        sys.exit(1)  # nothing of what was named could be ingested
 
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option("-k", type=int, default=None, help="number of hits (default: retrieval.k)")
+@click.option("-k", type=click.IntRange(1, 100), default=None, help="number of hits (default: retrieval.k)")
 @click.option("--method", type=click.Choice(["hybrid", "bm25", "vector"]), default=None)
-@click.option("--queries", type=click.File("r"), help="a file with one query a line; prints one JSON line each")
+@click.option("--queries", type=click.Path(path_type=Path, dir_okay=False, exists=True),
+              help="a UTF-8 file with one query a line; prints one JSON line each")
 @click.option("--json", "as_json", is_flag=True)
 def search(query: str | None, k: int | None, method: str | None, queries: Any, as_json: bool) -> None:
     """Search the corpus, as the agent's search tool does."""
@@ -63,18 +67,29 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         raise click.UsageError("give a QUERY or --queries FILE")
     app = make_app()
     if queries is not None:
-        for line in queries:
+        try:
+            lines = queries.read_text(encoding="utf-8").splitlines()
+        except UnicodeDecodeError as e:
+            raise click.ClickException(f"{queries} is not UTF-8 text (byte {e.start}); save it as UTF-8") from e
+        except OSError as e:
+            raise click.ClickException(f"cannot read {queries}: {e.strerror or e}") from e
+        for line in lines:
             if line.strip():
                 hits = app.search(line.strip(), k=k, method=method)  # type: ignore[arg-type]
                 say(json.dumps({"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
         return
     assert query is not None
-    hits = app.search(query, k=k, method=method)  # type: ignore[arg-type]
+    hits = app.search(_text(query), k=k, method=method)  # type: ignore[arg-type]
     if as_json:
         echo_json([h.to_dict() for h in hits])
         return
     for n, h in enumerate(hits, start=1):
         say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
+
+
+def _text(argument: str) -> str:
+    """A command-line argument as text: bytes that are not UTF-8 (kept by Python as surrogates) become �."""
+    return argument.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None = None) -> None:
@@ -146,7 +161,7 @@ def _display(quiet: bool, events: bool) -> str:
 
 @cli.command()
 @click.argument("question")
-@click.option("--max-rounds", type=int, default=None, help="round budget (default: budget.max_rounds)")
+@click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="round budget (default: budget.max_rounds)")
 @click.option("--no-memory", is_flag=True, help="do not seed the run with evidence of similar past runs")
 @click.option("--json", "as_json", is_flag=True, help="print only the result, as JSON")
 @click.option("--quiet", is_flag=True, help="no progress: only the answer and its quotes")
@@ -157,7 +172,7 @@ def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool, q
     if no_memory:
         overrides["memory"] = {"enabled": False}
     app = make_app(overrides)
-    _run(app.ask(question), as_json, _display(quiet, events), app.settings.budget.max_rounds)
+    _run(app.ask(_text(question)), as_json, _display(quiet, events), app.settings.budget.max_rounds)
 
 
 @cli.command()
@@ -167,7 +182,12 @@ def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool, q
 @click.option("--events", is_flag=True, help="JSON Lines on stdout, one per event")
 def resume(run_id: str, as_json: bool, quiet: bool, events: bool) -> None:
     """Continue an interrupted run from its last saved round."""
+    from retrac_local.cli.render import say
+
     app = make_app()
+    run = app.runs.run(run_id)
+    if run["status"] != "running" and run["result"]:
+        say(f"run {run_id} had already finished ({run['status']}); nothing to resume: its result follows", err=True)
     _run(app.resume(run_id), as_json, _display(quiet, events), app.settings.budget.max_rounds)
 
 

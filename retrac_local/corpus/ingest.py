@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -133,14 +134,27 @@ def _size(path: Path) -> int:
         return 0
 
 
+def shown(path: Path | str) -> str:
+    """A path as text that can be printed and stored: bytes of a name that is not UTF-8 become �."""
+    return os.fsencode(path).decode("utf-8", "replace")
+
+
+def _kind(path: Path) -> str:
+    mode = path.stat().st_mode
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
 def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
     """Files to ingest: named files as they are, folders walked (sorted) for supported types.
-    Links to folders are not followed (no loops); unreadable folders and broken links are reported."""
+    Links to folders are not followed (no loops), nor links to files outside the folder walked (a
+    link must not pull a private file into the collection); those, unreadable folders, broken links
+    and what is not a plain file are reported."""
     for path in paths:
         if path.is_dir():
             def unreadable(error: OSError) -> None:
-                report.failed.append({"path": str(error.filename), "error": f"cannot read this folder: {error.strerror}"})
+                report.failed.append({"path": shown(error.filename), "error": f"cannot read this folder: {error.strerror}"})
 
+            root = path.resolve()
             found: list[Path] = []
             for folder, dirs, names in os.walk(path, onerror=unreadable):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -148,15 +162,42 @@ def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
                     child = Path(folder) / name
                     if name.startswith(".") or child.suffix.lower() not in SUPPORTED:
                         continue
-                    if child.is_file():
+                    if child.is_symlink() and child.exists() and not child.resolve().is_relative_to(root):
+                        report.failed.append({"path": shown(child), "error": f"a link to {shown(child.resolve())}, "
+                                              "outside the folder ingested; skipped (ingest that file by name if wanted)"})
+                    elif child.is_file():
                         found.append(child)
-                    elif child.is_symlink():
-                        report.failed.append({"path": str(child), "error": "broken or looping symbolic link"})
+                    elif child.is_symlink() and not child.exists():
+                        report.failed.append({"path": shown(child), "error": "broken or looping symbolic link"})
+                    elif child.exists():
+                        report.failed.append({"path": shown(child), "error": f"{_kind(child)}, not a plain file; skipped"})
             yield from sorted(found)
         elif path.is_file():
             yield path
+        elif path.exists():
+            report.failed.append({"path": shown(path), "error": f"{_kind(path)}, not a plain file or a folder"})
         else:
-            report.failed.append({"path": str(path), "error": "no such file or folder"})
+            report.failed.append({"path": shown(path), "error": "no such file or folder"})
+
+
+@contextmanager
+def _only_writer(lock_path: Path) -> Iterator[None]:
+    """One ingest at a time per collection: a second one stops at once with a clear message instead
+    of racing the first to LanceDB's commits. The lock is the kernel's: it ends with the process,
+    so a killed ingest never leaves a stale lock behind."""
+    import fcntl
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a+") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"another ingest is writing this collection ({lock_path.parent}); wait for it to "
+                             "finish, then run this command again") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class Ingester:
@@ -178,6 +219,10 @@ class Ingester:
         self._pending_owner: dict[str, str] = {}  # doc ids given to files not yet recorded
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
+        with _only_writer(self.store.path.parent / "ingest.lock"):
+            return self._run(paths, prune)
+
+    def _run(self, paths: list[Path], prune: bool) -> IngestReport:
         report = IngestReport()
         start = time.perf_counter()
         files = list(expand(paths, report))
@@ -202,6 +247,10 @@ class Ingester:
 
     def _ingest_file(self, path: Path, size: int, report: IngestReport) -> None:
         key = str(path)
+        if shown(path) != key:  # the manifest and the citations need a name that is text
+            report.failed.append({"path": shown(path), "error": "the file name is not valid UTF-8; rename the file "
+                                  "and ingest it again"})
+            return
         jsonl = path.suffix.lower() in JSONL_SUFFIXES
         size_mb = size / 1e6
         if not jsonl and size_mb > self.limits.max_file_mb:

@@ -19,6 +19,23 @@ class EvalQuestion:
     type: str = ""  # HotpotQA: bridge | comparison
 
 
+def _question(row: object) -> EvalQuestion:
+    if not isinstance(row, dict):
+        raise TypeError(f"a JSON {type(row).__name__}, not an object")
+    answers = row["answers"] if "answers" in row else [row["answer"]]
+    docs = row.get("supporting_doc_ids") or []
+    if not isinstance(row["question"], str) or not row["question"].strip():
+        raise TypeError('"question" must be a non-empty string')
+    if not isinstance(answers, list) or not answers or not all(isinstance(a, str) for a in answers):
+        raise TypeError('"answers" must be a list of strings')
+    if not isinstance(docs, list) or not all(isinstance(d, str) for d in docs):
+        raise TypeError('"supporting_doc_ids" must be a list of strings')
+    if not isinstance(row["id"], (str, int)):
+        raise TypeError('"id" must be a string or a number')
+    return EvalQuestion(id=str(row["id"]), question=row["question"], answers=answers, supporting_doc_ids=docs,
+                        type=str(row.get("type", "")))
+
+
 def load_questions(path: Path, offset: int = 0, limit: int | None = None) -> list[EvalQuestion]:
     """Questions offset+1 … offset+limit of the file, in file order. A bad line is an error that names
     the file and line: a silently skipped question would shift every later one."""
@@ -31,12 +48,7 @@ def load_questions(path: Path, offset: int = 0, limit: int | None = None) -> lis
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-            answers = row["answers"] if isinstance(row.get("answers"), list) else [row["answer"]]
-            out.append(EvalQuestion(
-                id=str(row["id"]), question=str(row["question"]), answers=[str(a) for a in answers],
-                supporting_doc_ids=[str(d) for d in row.get("supporting_doc_ids") or []], type=str(row.get("type", "")),
-            ))
+            out.append(_question(json.loads(line)))
         except (ValueError, KeyError, TypeError) as e:
             raise RetracError(
                 f"{path}, line {number}: not a question record ({e!r}); each line needs "
