@@ -18,6 +18,16 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CONTENT_WORD = re.compile(r"[^\W\d_]{4,}")
 FULL_SUPPORT = 0.6
 PARTIAL_SUPPORT = 0.4
+# Sentences that speak to the model, not about the world: a document's orders, a claimed answer,
+# a chat-template turn marker (raw or defused at ingest). They are never evidence. "You must
+# restart the server" stays: a manual speaks to its reader, and that is a fact about the server.
+_TO_THE_MODEL = re.compile(
+    r"\b(ignore|disregard|forget|override)\b[^.]{0,60}\b(instructions?|prompts?|rules|question|context)\b"
+    r"|\bthe (correct |final |real |true )?answer( to (this|the|your) question)? (is|should be|must be)\b"
+    r"|\b(respond|reply) (only )?with\b|\b(language model|ai assistant|the assistant|chatbot)s?\b"
+    r"|\bsystem (prompt|notice|message|instructions?)\b|<\|[^|<>]{1,40}\|>|‹\|[^|‹›]{1,40}\|›",
+    re.IGNORECASE,
+)
 
 
 def normalise(text: str) -> str:
@@ -34,6 +44,11 @@ def clean_quote(quote: str) -> str:
 def quote_in(quote: str, source_text: str) -> bool:
     q = clean_quote(quote)
     return len(q) >= 1 and q in normalise(source_text)
+
+
+def addresses_the_model(sentence: str) -> bool:
+    """True for a sentence that instructs the model or claims the answer instead of stating a fact."""
+    return bool(_TO_THE_MODEL.search(sentence))
 
 
 def missing_numbers(fact: str, source_text: str) -> list[str]:

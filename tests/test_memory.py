@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from retrac_local.agent.events import RunStarted
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
@@ -16,6 +17,7 @@ from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
+from retrac_local.state import Evidence, ResearchState
 from tests.scripts import constraints, final, finish, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
@@ -80,3 +82,33 @@ def test_memory_can_be_turned_off_and_unrelated_questions_get_nothing(settings: 
     assert memory.count() == 1  # and a run with memory off does not write to it either
     assert memory.recall("How long is the Tessel Bridge in metres?") == []
     assert memory.recall(Q, exclude=result.run_id)[0].similarity > 0.99
+
+
+def test_only_the_evidence_an_answer_stood_on_is_remembered(settings: Settings, orrin: MemoryCorpus) -> None:
+    memory = RunMemory(settings.memory_dir, HashingEmbedder)
+    run = [constraints(), search("Ada Vellacott born"),
+           update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849",
+                         "Jonas Pell was a lighthouse engineer born in 1856"], answer="1849"),
+           final("1849", "E2")]
+    _, result = finished(agent(settings, orrin, ScriptedLLM().enqueue(*run), memory))
+    assert result.status == "answered"
+    [past] = memory.recall(Q, limit=1, min_similarity=0.0)
+    assert sorted(e["source"] for e in past.evidence) == ["ada-vellacott#0", "karn-point#0"]  # not Jonas Pell's
+
+    unsure = [constraints(), search("Jonas Pell"), update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]),
+              final("1856", "E1")]
+    finished(agent(settings, orrin, ScriptedLLM().enqueue(*unsure), memory, rounds=1), "Who was Jonas Pell?")
+    assert memory.count() == 1  # a run that was not answered teaches nothing
+
+
+def test_a_remembered_fact_its_quote_does_not_state_is_not_seeded(settings: Settings, orrin: MemoryCorpus) -> None:
+    memory = RunMemory(settings.memory_dir, HashingEmbedder)
+    quote = "She was born on 3 May 1849 in Port Saltry, the daughter of a ship's chandler."
+    state = ResearchState(question=Q, answer="1901", evidence=[
+        Evidence(id="E1", fact="Ada Vellacott was born in 1901 in Atlantis", source="ada-vellacott#0", quote=quote,
+                 verified="yes", title="Ada Vellacott"),  # a tampered or garbled memory: the quote stands, the fact not
+        Evidence(id="E2", fact="Ada Vellacott was born on 3 May 1849", source="ada-vellacott#0", quote=quote,
+                 verified="yes", title="Ada Vellacott")])
+    assert memory.remember("past-run", state)
+    seeds, used = seed_from_memory(memory, orrin, settings.memory, Q)
+    assert [s.fact for s in seeds] == ["Ada Vellacott was born on 3 May 1849"] and used[0]["evidence_seeded"] == 1

@@ -31,6 +31,7 @@ from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import ResearchState
 from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
+from retrac_local.verify import addresses_the_model
 
 MAX_CANDIDATES = 6
 MAX_WORDS_PER_SENTENCE = 40
@@ -120,7 +121,7 @@ def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENC
     wanted = _content(query)
     out: list[tuple[Chunk, str]] = []
     for chunk in chunks:
-        found = [s for s in sentences(chunk.text) if len(s.split()) >= 3]
+        found = [s for s in sentences(chunk.text) if len(s.split()) >= 3 and not addresses_the_model(s)]
         ranked = sorted(range(len(found)), key=lambda i: (-len(wanted & _content(found[i])), i))[:per_chunk]
         out += [(chunk, found[i]) for i in sorted(ranked)]
     return out

@@ -108,6 +108,14 @@ def connected(state: ResearchState) -> bool:
     return any(a in anchors or any(linked(a, n) for n in anchors) for a in answer_evidence(state))
 
 
+def chain(state: ResearchState) -> list[Evidence]:
+    """The evidence an answer stands on: what states it, and the evidence about a question name
+    that links it to the question (the first hop of a bridge)."""
+    answer = answer_evidence(state)
+    hops = [n for n in anchored_evidence(state) if n not in answer and any(linked(a, n) for a in answer)]
+    return answer + hops
+
+
 def _entity(e: Evidence) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", e.title)  # "Jonas Pell (engineer)" → "Jonas Pell"
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import candidates, prompts
+from retrac_local.agent import candidates, linking, prompts
 from retrac_local.agent.answers import shorten, unsupported, wrong_kind_question
 from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
@@ -405,10 +405,15 @@ class ResearchAgent:
             calls=all_calls, retrieved=self._retrieved(run_id), caveat=caveat, **self._searches(run_id),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
-        if self.memory is not None and status != RunStatus.FAILED:
-            # The run itself is stored; memory is a convenience and must not fail it.
+        if self.memory is not None and status == RunStatus.ANSWERED:
+            # Only what backed an answered run is remembered: its cited evidence and the chain that
+            # links it to the question. The run itself is stored; memory is a convenience and must
+            # not fail it.
+            final = state.model_copy(update={"answer": answer})
+            backed = {c.evidence_id for c in citations} | {e.id for e in linking.chain(final)}
             with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):
-                self.memory.remember(run_id, state.model_copy(update={"answer": answer}))
+                self.memory.remember(run_id, final.model_copy(update={
+                    "evidence": [e for e in final.evidence if e.id in backed]}))
         return result
 
     @staticmethod

@@ -11,6 +11,7 @@ from typing import Any
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.tools import ARGUMENT_FIELD, TOOL_NAMES
+from retrac_local.verify import addresses_the_model
 
 
 @dataclass
@@ -148,8 +149,8 @@ _ASKS_NUMBER = re.compile(r"\b(year|when|date|how (many|much|long|old|tall|high|
 
 
 def _informative(sentence: str) -> bool:
-    """Headings and title lines state no fact."""
-    return not sentence.startswith("#") and len(sentence.split()) >= 4
+    """Headings and title lines state no fact; nor does a sentence that speaks to the model."""
+    return not sentence.startswith("#") and len(sentence.split()) >= 4 and not addresses_the_model(sentence)
 
 
 STOP_WORDS = frozenset(["the", "and", "for", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "how", "did", "does", "with", "from", "that", "this", "are", "has", "had", "have", "its", "into", "than", "then", "there", "their", "they", "been", "also"])
