@@ -63,10 +63,14 @@ def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) 
                           schema=Action, max_tokens=120)
     assert isinstance(second.parsed, Action)
     assert second.usage.cached_tokens >= first.usage.prompt_tokens - 1  # the shared prefix was not recomputed
-    assert list((tmp_path / "grammars").glob("index-*.pkl"))
+    [cached] = (tmp_path / "grammars").glob("index-*.bin")
     fresh = SchemaConstrainer(llm._llama, tmp_path / "grammars")
     fresh.index_for(Action)
     assert fresh.compile_seconds == {}  # loaded from disk, not compiled again
+    cached.write_bytes(cached.read_bytes()[:1000])  # torn (or tampered): data, never run; rebuilt
+    rebuilt = SchemaConstrainer(llm._llama, tmp_path / "grammars")
+    rebuilt.index_for(Action)
+    assert "Action" in rebuilt.compile_seconds
 
 
 def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path) -> None:

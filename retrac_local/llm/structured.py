@@ -3,7 +3,8 @@
 We drive llama-cpp-python ourselves with outlines' logits processor instead of outlines' own model
 wrapper: the wrapper calls `Llama.reset()` after each generation, which discards the KV cache that
 consecutive calls of a round could share. The index for a schema is built once per process and
-pickled to disk (compiling takes 1 s to a minute; loading the pickle takes milliseconds).
+saved to disk in outlines-core's own binary form, not as a pickle: a cache file is data that is
+never run (compiling takes 1 s to a minute; loading the file takes milliseconds).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import pickle
 import tempfile
 import threading
 import time
@@ -73,20 +73,21 @@ class SchemaConstrainer:
             version = getattr(outlines_core, "__version__", "")
             key = hashlib.sha256(f"{vocab_key}\n{version}\n{regex}".encode()).hexdigest()[:24]
             persist = self._cache_dir is not None and getattr(schema, "grammar_cache", True)
-            path = self._cache_dir / f"index-{key}.pkl" if persist and self._cache_dir else None
+            path = self._cache_dir / f"index-{key}.bin" if persist and self._cache_dir else None
             index = None
             if path is not None and path.exists():
-                try:
-                    with path.open("rb") as f:
-                        index = pickle.load(f)
-                except Exception:  # a torn or stale cache file is rebuilt, never trusted
+                try:  # outlines-core's own binary form: data only, nothing in it is run
+                    index = outlines_core.Index.from_binary(path.read_bytes())
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except BaseException:  # noqa: BLE001 a torn or stale file (a Rust panic is a BaseException): rebuilt
                     index = None
             if index is None:
                 start = time.perf_counter()
                 index = outlines_core.Index(regex, vocabulary)
                 self.compile_seconds[schema.__name__] = time.perf_counter() - start
                 if path is not None:
-                    _atomic_pickle(index, path)
+                    _atomic_write(_binary(index), path)
             self._indexes[regex] = index
             return index
 
@@ -97,12 +98,20 @@ class SchemaConstrainer:
         return OutlinesCoreLogitsProcessor(self.index_for(schema), "numpy")
 
 
-def _atomic_pickle(obj: Any, path: Path) -> None:
+def _binary(index: Any) -> bytes:
+    """The index's own serialisation (what its pickle support wraps: `Index.from_binary(data)`)."""
+    rebuild, args = index.__reduce__()[:2]
+    if getattr(rebuild, "__name__", "") != "from_binary" or not isinstance(args[0], bytes):
+        raise TypeError("this outlines-core version does not serialise its Index as from_binary(bytes)")
+    return args[0]
+
+
+def _atomic_write(data: bytes, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
-            pickle.dump(obj, f)
+            f.write(data)
         os.replace(tmp, path)
     except OSError:
         if os.path.exists(tmp):
