@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
@@ -53,3 +54,21 @@ def orrin() -> MemoryCorpus:
 
 def demo_questions() -> list[dict]:
     return [json.loads(line) for line in DEMO_QUESTIONS.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    """The command line in-process, with hashing embeddings (fast: no torch)."""
+    monkeypatch.setenv("RETRAC_RETRIEVAL__EMBEDDER", "hashing")
+    return CliRunner()
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """Two notes and a broken PDF."""
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "ferry.md").write_text("# Gull Line\n\nThe Gull Line was founded in 1903 by Tomas Irvane.\n")
+    (d / "bridge.txt").write_text("Tessel Bridge\n\nThe Tessel Bridge is 412 metres long.\n")
+    (d / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    return d

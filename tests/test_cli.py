@@ -12,22 +12,6 @@ from retrac_local.cli.main import cli
 from retrac_local.runstore import RunStore
 
 
-@pytest.fixture
-def runner(monkeypatch: pytest.MonkeyPatch) -> CliRunner:
-    monkeypatch.setenv("RETRAC_RETRIEVAL__EMBEDDER", "hashing")
-    return CliRunner()
-
-
-@pytest.fixture
-def folder(tmp_path: Path) -> Path:
-    d = tmp_path / "notes"
-    d.mkdir()
-    (d / "ferry.md").write_text("# Gull Line\n\nThe Gull Line was founded in 1903 by Tomas Irvane.\n")
-    (d / "bridge.txt").write_text("Tessel Bridge\n\nThe Tessel Bridge is 412 metres long.\n")
-    (d / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
-    return d
-
-
 def invoke(runner: CliRunner, *args: str):
     return runner.invoke(cli, list(args), catch_exceptions=False)
 

@@ -16,7 +16,7 @@ from retrac_local.corpus.ingest import Ingester
 from retrac_local.corpus.store import CorpusStore
 from retrac_local.errors import StoreError
 from retrac_local.runstore import RunStore
-from tests.test_cli import folder, invoke, one_line_error, runner  # noqa: F401 (fixtures)
+from tests.test_cli import invoke, one_line_error
 
 
 @pytest.mark.parametrize("args", [["search", "x", "-k", "0"], ["search", "x", "-k", "-1"], ["ask", "q?", "--max-rounds", "0"]])
@@ -25,20 +25,20 @@ def test_out_of_range_numbers_are_refused_not_replaced(runner: CliRunner, args: 
     assert result.exit_code == 2 and "Invalid value" in result.output and "Traceback" not in result.output
 
 
-def test_a_question_is_checked_before_any_model_loads(runner: CliRunner, folder: Path) -> None:  # noqa: F811
+def test_a_question_is_checked_before_any_model_loads(runner: CliRunner, folder: Path) -> None:
     invoke(runner, "ingest", str(folder))
     assert "the question is empty" in one_line_error(invoke(runner, "ask", "   "))
     assert "is 100,000 characters long" in one_line_error(invoke(runner, "ask", "x" * 100_000))
 
 
-def test_ingest_fails_when_nothing_named_could_be_ingested(runner: CliRunner, folder: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_ingest_fails_when_nothing_named_could_be_ingested(runner: CliRunner, folder: Path, tmp_path: Path) -> None:
     result = invoke(runner, "ingest", str(tmp_path / "nowhere"), "--json")
     assert result.exit_code == 1 and json.loads(result.stdout)["failed"][0]["error"] == "no such file or folder"
     assert invoke(runner, "ingest", str(folder)).exit_code == 0  # one broken PDF among good files: success
     assert invoke(runner, "ingest", str(folder / "broken.pdf")).exit_code == 1
 
 
-def test_search_queries_that_are_not_utf8_are_named(runner: CliRunner, folder: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_search_queries_that_are_not_utf8_are_named(runner: CliRunner, folder: Path, tmp_path: Path) -> None:
     invoke(runner, "ingest", str(folder))
     queries = tmp_path / "q.txt"
     queries.write_bytes(b"Gull Line\n\xff\xfe broken\n")
