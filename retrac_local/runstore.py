@@ -127,6 +127,12 @@ class RunStore:
         ))
         self._write(statements)
 
+    def mark_failed(self, run_id: str) -> None:
+        """A run stopped by an error (a model server gone, a broken store): not `running` any more,
+        and with no result, so that `resume` continues it from its last saved round."""
+        self._write([("UPDATE runs SET status = 'failed', updated = ? WHERE run_id = ? AND status = 'running'",
+                      (time.time(), run_id))])
+
     def _call_rows(self, run_id: str, calls: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
         first_seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
         return [(

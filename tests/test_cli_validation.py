@@ -75,3 +75,19 @@ def test_a_second_ingest_into_the_same_collection_stops_with_a_clear_message(tmp
         with pytest.raises(StoreError, match="another ingest is writing this collection"):
             Ingester(store).run([tmp_path / "a.txt"])
     assert Ingester(store).run([tmp_path / "a.txt"]).documents_added == 1  # released: it goes ahead
+
+
+def test_an_error_in_the_middle_of_a_run_is_one_line_that_says_how_to_continue() -> None:
+    import click
+
+    from retrac_local.agent.events import RunStarted
+    from retrac_local.cli.main import _run
+    from retrac_local.errors import ModelError
+
+    def events():
+        yield RunStarted("20261130-000000-abcdef", "q?")
+        raise ModelError("cannot reach the model server http://127.0.0.1:9")
+
+    with pytest.raises(click.ClickException, match=r"http://127.0.0.1:9 \(the run's finished rounds are saved: "
+                                                   r"`retrac resume 20261130-000000-abcdef` continues it"):
+        _run(events(), as_json=False, mode="quiet")

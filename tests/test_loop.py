@@ -19,7 +19,7 @@ from retrac_local.agent.events import (
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
-from retrac_local.errors import CorpusError, RunNotFoundError
+from retrac_local.errors import CorpusError, ModelError, RunNotFoundError
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, final, finish, open_, pick, search, update
@@ -178,6 +178,25 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     # A finished run resumes to its stored result without calling a model.
     again = list(make_agent(settings, orrin, ScriptedLLM()).resume(run_id))
     assert again[-1].result.answer == "1849"
+
+
+def test_a_model_error_mid_run_marks_it_failed_and_resume_continues_it(settings: Settings, orrin: MemoryCorpus) -> None:
+    def server_gone(messages, schema):
+        raise ModelError("cannot reach the model server http://127.0.0.1:9: refused; is it running?")
+
+    agent = make_agent(settings, orrin, ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, server_gone))
+    run_id = None
+    with pytest.raises(ModelError):
+        for event in agent.ask(Q):
+            if isinstance(event, RunStarted):
+                run_id = event.run_id
+    store = RunStore(settings.runs_db)
+    assert store.run(run_id)["status"] == "failed" and store.run(run_id)["result"] is None
+    assert len(store.rounds(run_id)) == 1  # the finished round is kept
+    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott"), finish("1849"),
+                                 update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
+    result = list(make_agent(settings, orrin, llm2).resume(run_id))[-1].result
+    assert result.status == RunStatus.ANSWERED and store.run(run_id)["status"] == "answered"
 
 
 def test_unknown_run_id(settings: Settings, orrin: MemoryCorpus) -> None:

@@ -85,7 +85,7 @@ class ResearchAgent:
         state = state.model_copy(update={"evidence": seeds})
         run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"), used)
         yield RunStarted(run_id, question, memory=used)
-        yield from self._rounds(run_id, state, started, prior_seconds=0.0)
+        yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, started, prior_seconds=0.0))
 
     def resume(self, run_id: str) -> Iterator[Event]:
         run = self.store.run(run_id)
@@ -106,7 +106,16 @@ class ResearchAgent:
         self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
         self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
         self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
-        yield from self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
+        yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior))
+
+    def _stopped_by_errors(self, run_id: str, events: Iterator[Event]) -> Iterator[Event]:
+        """An error the run cannot get past (a model server gone) marks it failed, not running; its
+        saved rounds stay, and `resume` continues it."""
+        try:
+            yield from events
+        except RetracError:
+            self.store.mark_failed(run_id)
+            raise
 
     # -- the loop --------------------------------------------------------------------------------
     def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:

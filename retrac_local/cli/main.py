@@ -107,6 +107,7 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
         event_dict,
     )
     from retrac_local.cli.render import echo_json, render_event, render_result, say
+    from retrac_local.errors import RetracError
     from retrac_local.interrupt import graceful_sigint
 
     result, run_id = None, None
@@ -142,6 +143,11 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
         where = f"; continue it with `retrac resume {run_id}`" if run_id else ""
         click.echo(f"interrupted: every finished round is saved{where}", err=True)
         sys.exit(130)
+    except RetracError as e:
+        if run_id is None:
+            raise
+        raise click.ClickException(f"{e} (the run's finished rounds are saved: `retrac resume {run_id}` continues "
+                                   "it once that is fixed)") from e
     finally:
         if status is not None:
             status.stop()
