@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-split eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -106,6 +106,18 @@ eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA d
 eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
+
+# The two-model split: each assignment of the 0.5B and 1.5B models to planner and compressor (hours).
+SPLIT_OUT ?= $(CURDIR)/docs/eval/split
+SMALL_MODEL := $(CURDIR)/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+LARGE_MODEL := $(CURDIR)/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
+SPLIT_EVAL = RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --mode retrac
+eval-split: eval-corpus  ## Re-TRAC with each planner/compressor assignment of the 0.5B and 1.5B models, first EVAL_LIMIT questions (docs/eval/split)
+	RETRAC_PLANNER__PATH=$(LARGE_MODEL) RETRAC_COMPRESSOR__PATH=$(LARGE_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-1.5b-compressor-1.5b
+	RETRAC_PLANNER__PATH=$(LARGE_MODEL) RETRAC_COMPRESSOR__PATH=$(SMALL_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-1.5b-compressor-0.5b
+	RETRAC_PLANNER__PATH=$(SMALL_MODEL) RETRAC_COMPRESSOR__PATH=$(LARGE_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-0.5b-compressor-1.5b
+	RETRAC_PLANNER__PATH=$(SMALL_MODEL) RETRAC_COMPRESSOR__PATH=$(SMALL_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-0.5b-compressor-0.5b
+	$(PY) -m retrac_local.eval.split $(SPLIT_OUT)
 
 # Long horizon: 8 rounds of 3 tool calls, and no finishing before 24 tool calls, for every agent.
 eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool calls, first LONG_LIMIT questions (bench-out/eval-long)

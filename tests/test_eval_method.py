@@ -139,3 +139,22 @@ def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(tmp_path: Path, s
     assert "method_questions" not in summary["modes"]["rag"]
     text = markdown(summary, "t")
     assert "| retrac | answered | 1 | 1 | 100% |" in text and "| retrac | 1 | 100% of " in text
+
+
+def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:
+    from retrac_local.eval import split
+
+    rows = [score(QUESTION, "retrac", _result("1849", [500, 1500, 600], ["ada-vellacott#0"]))]
+    rows[0]["calls"] = [dict(c, purpose=p) for c, p in zip(rows[0]["calls"], ["action", "compress", "finalize"],
+                                                             strict=True)]
+    for planner, compressor in (("large.gguf", "small.gguf"), ("small.gguf", "small.gguf")):
+        folder = tmp_path / f"planner-{planner}-compressor-{compressor}"
+        folder.mkdir()
+        (folder / "eval.json").write_text(json.dumps({"planner": planner, "compressor": compressor}))
+        (folder / "summary.json").write_text(json.dumps(summarize(rows, ["retrac"])))
+    (tmp_path / "unfinished").mkdir()  # an assignment not run yet: left out
+    split.main([str(tmp_path)])
+    gathered = json.loads((tmp_path / "split.json").read_text())
+    assert [(r["planner"], r["compressor"]) for r in gathered] == [("large.gguf", "small.gguf"), ("small.gguf", "small.gguf")]
+    assert gathered[0]["cost_by_role"]["compressor"]["prompt_tokens"] == 1500.0
+    assert "| large.gguf | small.gguf | 1 | 1.000 | 1.000 |" in (tmp_path / "split.md").read_text()
