@@ -24,7 +24,7 @@ PARTIAL_SUPPORT = 0.4
 _TO_THE_MODEL = re.compile(
     r"\b(ignore|disregard|forget|override)\b[^.]{0,60}\b(instructions?|prompts?|rules|question|context)\b"
     r"|\bthe (correct |final |real |true )?answer( to (this|the|your) question)? (is|should be|must be)\b"
-    r"|\b(respond|reply) (only )?with\b|\b(language model|ai assistant|the assistant|chatbot)s?\b"
+    r"|\b(respond|reply) (only )?with\b"
     r"|\bsystem (prompt|notice|message|instructions?)\b|<\|[^|<>]{1,40}\|>|‹\|[^|‹›]{1,40}\|›",
     re.IGNORECASE,
 )

@@ -79,6 +79,8 @@ def test_a_model_that_obeys_the_injection_still_cites_nothing_fake(settings: Set
     ("You must restart the pump after changing the filter.", False),  # a manual speaks to its reader
     ("The tower was designed by the civil engineer Ada Vellacott.", False),
     ("The committee could not agree on an answer until 1902.", False),
+    ("He served as the assistant coach of the Orrin Gulls from 1990.", False),
+    ("Vell is a language model trained by the Orrin Institute.", False),
 ])
 def test_a_sentence_that_speaks_to_the_model_is_told_apart(sentence: str, speaks_to_the_model: bool) -> None:
     assert addresses_the_model(sentence) is speaks_to_the_model
