@@ -30,6 +30,7 @@ def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]
         chunk = corpus.get_chunk(c["chunk_id"]) if corpus is not None else None
         citations.append({**c, "chunk_text": chunk.text if chunk else None})
     rounds = []
+    last_state = run["initial_state"]
     previous = {e["id"]: e for e in run["initial_state"].get("evidence", [])}
     for r in store.rounds(run_id):
         now = {e["id"]: e for e in r["state"]["evidence"]}
@@ -47,12 +48,25 @@ def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]
             "drift_repaired": diff.get("drift_repaired", []),
         })
         previous = now
+        last_state = r["state"]
     return {
         "run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
-        "stop_reason": result.get("stop_reason"), "memory": run["memory"], "citations": citations, "rounds": rounds,
+        "stop_reason": result.get("stop_reason"), "caveat": result.get("caveat"), "memory": run["memory"],
+        "conflicts": _conflicts(last_state), "citations": citations, "rounds": rounds,
         "totals": {k: result.get(k) for k in ("rounds", "llm_calls", "prompt_tokens", "completion_tokens",
                                                "peak_prompt_tokens", "seconds", "llm_seconds")},
     }
+
+
+def _conflicts(state: dict[str, Any]) -> list[str]:
+    """The disagreements between sources the final state records, described."""
+    if not state.get("conflicts"):
+        return []
+    from retrac_local.agent.conflicts import describe
+    from retrac_local.state import ResearchState
+
+    parsed = ResearchState.model_validate(state)
+    return [describe(c, parsed) for c in parsed.conflicts]
 
 
 def highlight(chunk_text: str | None, quote: str) -> str:

@@ -40,6 +40,14 @@ class Conclusion(Strict):
     inference: bool = Field(False, description="true when this goes beyond what the evidence states")
 
 
+class Conflict(Strict):
+    """Two verified facts from different sources that disagree (found by code, agent/conflicts.py)."""
+
+    about: str = Field(description="the subject and the event, e.g. 'Ada Vellacott born'")
+    evidence_ids: list[str] = Field(description="the evidence on each side")
+    values: list[str] = Field(description="what each side states, in the order of evidence_ids")
+
+
 class ResearchState(Strict):
     question: str = Field(description="the task, verbatim; never rewritten")
     constraints: list[str] = Field(default_factory=list, description="verbatim spans of the question")
@@ -49,6 +57,7 @@ class ResearchState(Strict):
     uncertainties: list[str] = Field(default_factory=list)
     failures: list[str] = Field(default_factory=list)
     next_plan: list[str] = Field(default_factory=list)
+    conflicts: list[Conflict] = Field(default_factory=list, description="sources that disagree; set by code")
     iteration: int = Field(0, ge=0)
 
     def evidence_by_id(self) -> dict[str, Evidence]:
@@ -65,6 +74,11 @@ class ResearchState(Strict):
         for e in self.evidence:
             where = f"{e.title}, {e.source}" if e.title else e.source
             lines.append(f'  [{e.id}] ({where}, verified={e.verified}) {e.fact} — "{e.quote}"')
+        if self.conflicts:
+            lines.append("Sources disagree:")
+            lines.extend(f"  - {c.about}: " + " against ".join(f"{v} [{i}]" for i, v in zip(c.evidence_ids, c.values,
+                                                                                            strict=True))
+                         for c in self.conflicts)
         if self.conclusions:
             lines.append("Conclusions:")
             for c in self.conclusions:

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
+from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
@@ -197,7 +198,7 @@ def compress(
         return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
     state, problems = best
     state = add_answer_quote(state, sentences, record.iteration)
-    state = bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens)
+    state = record_conflicts(bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens))
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
     rejected = [p for p in problems if not p.startswith("drift:")]

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import candidates, linking, prompts
+from retrac_local.agent import candidates, conflicts, linking, prompts
 from retrac_local.agent.answers import shorten, unsupported, wrong_kind_question
 from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
@@ -436,6 +436,10 @@ class ResearchAgent:
         missing = unsupported(answer, state.evidence)
         if missing:
             return f"the answer states what no verified evidence does: {', '.join(missing)}"
+        cited = {c.evidence_id for c in citations}
+        disputed = [c for c in state.conflicts if cited & set(c.evidence_ids)]
+        if disputed:
+            return "the sources disagree: " + "; ".join(conflicts.describe(c, state) for c in disputed)
         return wrong_kind_question(state.question, answer, state.evidence)
 
     def _searches(self, run_id: str) -> dict[str, list[str]]:
