@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-split eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-split eval-unanswerable eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -106,6 +106,11 @@ eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA d
 eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
+
+# The answers removed from the collection (in a copy of it): how often does each mode still answer?
+eval-unanswerable: eval-corpus  ## Re-TRAC, ReAct and RAG on the first EVAL_LIMIT questions with their gold paragraphs hidden (docs/eval/unanswerable)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --unanswerable \
+		--out $(CURDIR)/docs/eval/unanswerable --title "HotpotQA dev, first $(EVAL_LIMIT), gold paragraphs hidden"
 
 # The two-model split: each assignment of the 0.5B and 1.5B models to planner and compressor (hours).
 SPLIT_OUT ?= $(CURDIR)/docs/eval/split

@@ -190,3 +190,22 @@ def test_injected_orders_and_a_forged_turn_do_not_change_the_answer_or_reach_sta
     db = lancedb.connect(str(home / "memory"))
     if TABLE in db.list_tables().tables:
         assert "HACKED" not in json.dumps(db.open_table(TABLE).to_arrow().to_pylist(), default=str)
+
+
+def test_two_sources_that_disagree_are_not_answered_with_confidence(tmp_path: Path, demo_home: Path) -> None:
+    env, _, result = _ask_new_collection(tmp_path, demo_home, {
+        "tessa-orm.md": "# Tessa Orm\n\nTessa Orm was a lighthouse keeper on Hesk Island. Tessa Orm was born in 1849 "
+                        "in Port Saltry.\n",
+        "hesk-parish.md": "# Hesk parish register\n\nThe Hesk parish register records that Tessa Orm was born in 1851 "
+                          "on Hesk Island.\n",
+    }, "In which year was Tessa Orm born?")
+    assert re.search(r"1849|1851", result["answer"]), result
+    shown = subprocess.run([*RETRAC, "runs", "show", result["run_id"], "--json"], env=env, capture_output=True,
+                           text=True, check=True, timeout=120)
+    final = json.loads(shown.stdout)["rounds"][-1]["state"]
+    years = {y for e in final["evidence"] if e["verified"] != "no" for y in re.findall(r"18\d\d", e["fact"])}
+    if years == {"1849", "1851"}:  # both sides reached the state: the disagreement is recorded and said
+        assert final["conflicts"] and result["status"] != "answered", (final["conflicts"], result)
+        assert "sources disagree" in (result["caveat"] or ""), result
+    else:  # one side only: the state must not claim a disagreement it does not hold
+        assert final["conflicts"] == [], final
