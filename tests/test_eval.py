@@ -285,3 +285,33 @@ def test_the_questions_file_is_known_by_name_and_content_not_by_its_folder(tmp_p
     Evaluation(out, {"questions_file": describe_questions(here)})
     with pytest.raises(RetracError, match="questions_file differ"):
         Evaluation(out, {"questions_file": describe_questions(tmp_path / "a" / "dev.jsonl").replace("dev", "test")})
+
+
+def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a llama.cpp generation a KeyboardInterrupt is lost in a ctypes callback; the first
+    Ctrl-C must still stop the evaluation at the next check, with the finished results kept."""
+    import contextlib
+    import os
+    import signal
+
+    from retrac_local import interrupt
+    from retrac_local.api import Retrac
+
+    ran: list[str] = []
+
+    def runner(question: EvalQuestion) -> RunResult:
+        ran.append(question.id)
+        with contextlib.suppress(KeyboardInterrupt):  # what a generation does with a plain KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGINT)
+        interrupt.check()  # what the backend does after each generation
+        return _result("Paris", [100], [])
+
+    monkeypatch.setattr(Retrac, "agent", lambda self: None)
+    monkeypatch.setattr("retrac_local.eval.harness.make_runners", lambda *a, **k: {"rag": runner})
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": q.id, "question": q.question, "answers": q.answers}) + "\n"
+                                 for q in QUESTIONS))
+    result = CliRunner().invoke(cli, ["eval", "--questions", str(questions), "--mode", "rag", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 130 and "interrupted" in result.output, result.output
+    assert ran == ["a"]  # stopped after the first question, not carried on

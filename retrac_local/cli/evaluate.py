@@ -40,6 +40,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, method_annotator, parse_modes
     from retrac_local.eval.questions import load_questions
     from retrac_local.eval.report import write_report
+    from retrac_local.interrupt import graceful_sigint
 
     mode_list = parse_modes(modes)
     questions = load_questions(questions_file, offset, limit)
@@ -65,8 +66,8 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     if not report_only:
         app.agent()  # an empty corpus or a missing model fails here, before any long work
         runners = make_runners(app, mode_list, evaluation, rag_k)
-        try:
-            with eval_progress(questions, mode_list, evaluation) as progress:
+        try:  # Ctrl-C stops at the next token (a plain KeyboardInterrupt inside llama.cpp is swallowed)
+            with graceful_sigint(), eval_progress(questions, mode_list, evaluation) as progress:
                 evaluation.run(questions, runners, progress, on_question=report, annotate=annotate)
         except KeyboardInterrupt:
             report()
