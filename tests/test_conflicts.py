@@ -21,7 +21,9 @@ def fact(i: int, text: str, doc: str, verified: str = "yes") -> Evidence:
 
 def test_two_sources_giving_two_years_for_one_event_of_one_subject_disagree() -> None:
     found = find_conflicts([fact(1, "Tessa Orm was born in 1849 in Port Saltry", "tessa-orm"),
-                            fact(2, "Tessa Orm was born in 1851", "orm-family")])
+                            fact(2, "The Hesk parish register records that Tessa Orm was born in 1851", "orm-family"),
+                            fact(3, "Born in 1852 on Hesk Island, Tessa Orm kept the light", "hesk-light")])
+    # E3 names no one before its event: no claim is read from it (a place could pass for the subject)
     assert [(c.about, c.evidence_ids, c.values) for c in found] == [("Tessa Orm born", ["E1", "E2"], ["1849", "1851"])]
 
 
@@ -29,6 +31,8 @@ def test_what_is_not_a_disagreement() -> None:
     cases = [
         [fact(1, "Tessa Orm was born in 1849", "a"), fact(2, "Tessa Orm was born in 1851", "a")],  # one source
         [fact(1, "Tessa Orm was born in 1849", "a"), fact(2, "Jonas Orm was born in 1851", "b")],  # two people
+        [fact(1, "Tessa Orm was born in 1849 in Port Saltry", "a"),
+         fact(2, "Jonas Pell was born in 1851 in Port Saltry", "b")],  # two people, one town
         [fact(1, "Tessa Orm was born in 1849", "a"), fact(2, "Tessa Orm died in 1921", "b")],  # two events
         [fact(1, "Tessa Orm was born in 1849", "a"), fact(2, "Tessa Orm was born in 1849", "b")],  # agree
         [fact(1, "Tessa Orm was born in 1849", "a"), fact(2, "Tessa Orm was born in 1851", "b", verified="no")],

@@ -27,12 +27,17 @@ def _doc(e: Evidence) -> str:
 
 
 def _claim(e: Evidence) -> tuple[str, str, str] | None:
-    """(subject, event, year) of a fact that states one year for one event of a named subject."""
-    names, years = names_in(e.fact), set(_YEAR.findall(e.fact))
-    events = {EVENTS[w] for w in _WORD.findall(e.fact.lower()) if w in EVENTS}
-    if not names or len(years) != 1 or len(events) != 1:
+    """(subject, event, year) of a fact that states one year for one event of a named subject. The
+    subject is the last name before the event word ("The parish register records that Tessa Orm
+    was born …" → Tessa Orm); a fact that names no one before it ("Born in 1849 on Hesk Island,
+    Tessa Orm …") makes no claim here: a missed disagreement costs less than an invented one."""
+    years = set(_YEAR.findall(e.fact))
+    found = [(m.start(), EVENTS[m.group(0)]) for m in _WORD.finditer(e.fact.lower()) if m.group(0) in EVENTS]
+    if len(years) != 1 or len({event for _, event in found}) != 1:
         return None
-    return names[0].lower(), events.pop(), years.pop()
+    at, event = found[0]
+    before = names_in(e.fact[:at])
+    return (before[-1].lower(), event, years.pop()) if before else None
 
 
 def find_conflicts(evidence: list[Evidence]) -> list[Conflict]:
@@ -41,9 +46,13 @@ def find_conflicts(evidence: list[Evidence]) -> list[Conflict]:
     for i, (a, (subject, event, year)) in enumerate(claims):
         for b, (other_subject, other_event, other_year) in claims[i + 1:]:
             if (subject, event) == (other_subject, other_event) and year != other_year and _doc(a) != _doc(b):
-                about = f"{names_in(a.fact)[0]} {event}"
+                about = f"{_subject_as_written(a.fact, subject)} {event}"
                 found.append(Conflict(about=about, evidence_ids=[a.id, b.id], values=[year, other_year]))
     return found
+
+
+def _subject_as_written(fact: str, subject: str) -> str:
+    return next((n for n in names_in(fact) if n.lower() == subject), subject)
 
 
 def record_conflicts(state: ResearchState) -> ResearchState:
