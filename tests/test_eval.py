@@ -315,3 +315,36 @@ def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(tmp_pat
     result = CliRunner().invoke(cli, ["eval", "--questions", str(questions), "--mode", "rag", "--out", str(tmp_path / "o")])
     assert result.exit_code == 130 and "interrupted" in result.output, result.output
     assert ran == ["a"]  # stopped after the first question, not carried on
+
+
+def test_a_pending_run_the_store_does_not_hold_is_started_afresh(tmp_path: Path) -> None:
+    from retrac_local.agent.events import RunFinished, RunStarted
+    from retrac_local.eval.harness import make_runners
+    from retrac_local.runstore import RunStore
+
+    calls: list[tuple[str, str]] = []
+
+    class Agent:
+        def ask(self, question: str):
+            calls.append(("ask", question))
+            yield RunStarted("new-run", question)
+            yield RunFinished(_result("Paris", [100], []))
+
+        def resume(self, run_id: str):
+            calls.append(("resume", run_id))
+            yield RunFinished(_result("Paris", [100], []))
+
+    class App:
+        runs = RunStore(tmp_path / "runs.sqlite")
+
+        def llms(self):
+            return None, None
+
+        def agent(self):
+            return Agent()
+
+    evaluation = Evaluation(tmp_path / "eval", {"x": 1})
+    evaluation.set_pending(QUESTIONS[0], "20261130-000000-gone00")  # from a store that is not this one
+    result = make_runners(App(), ["retrac"], evaluation, rag_k=5)["retrac"](QUESTIONS[0])
+    assert result.answer == "Paris" and calls == [("ask", "qa?")]
+    assert evaluation.pending(QUESTIONS[0]) is None

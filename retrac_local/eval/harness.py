@@ -239,6 +239,11 @@ def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int)
     def retrac(question: EvalQuestion) -> RunResult:
         agent = app.agent()
         run_id = evaluation.pending(question)
+        if run_id is not None:
+            try:
+                app.runs.run(run_id)
+            except RunNotFoundError:  # recorded by another machine's (or a deleted) run store: start afresh
+                run_id = None
         events = agent.resume(run_id) if run_id else agent.ask(question.question)
         result = None
         for event in events:
