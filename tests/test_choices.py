@@ -21,22 +21,22 @@ CHOICE_Q = "Who was born first, Ada Vellacott or Jonas Pell?"
 
 
 @pytest.mark.parametrize(("question", "expected"), [
-    ("Which is a type of herb, Brassia or Achimenes?", ("Brassia", "Achimenes")),
-    ("Who was born first David Draiman or Terry Kath?", ("David Draiman", "Terry Kath")),
-    ("Which documentary Hacking Democracy or The Memory of Justice was produced first ?",
-     ("Hacking Democracy", "The Memory of Justice")),
-    ("Which is located farther West, the Cascade Locks and Canal or Lake Worth Lagoon?",
-     ("the Cascade Locks and Canal", "Lake Worth Lagoon")),
-    ("Which movie was released first, 'Mean Girls' or the remake of 'April Fool's Day'?",
-     ("Mean Girls", "the remake of 'April Fool's Day")),
-    ("Which musician or band is from further north, Matthew Good or Modern Baseball?", ("Matthew Good", "Modern Baseball")),
-    ("Is the Marsilea or the Brabejum the genus of more individual species of plants?", ("Marsilea", "Brabejum")),
-    ("Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?",
-     ("Battle of Cold Harbor", "Second Battle of Bull Run")),
+    ("Which is a kind of fern, Orrinwort or Heskleaf?", ("Orrinwort", "Heskleaf")),
+    ("Who was born first Tomas Irvane or Mara Quill?", ("Tomas Irvane", "Mara Quill")),
+    ("Which documentary Tide Tables or The Keeper of Lights was produced first ?",
+     ("Tide Tables", "The Keeper of Lights")),
+    ("Which is located farther West, the Saltry Locks and Canal or Hesk Sound Lagoon?",
+     ("the Saltry Locks and Canal", "Hesk Sound Lagoon")),
+    ("Which movie was released first, 'Harbour Light' or the remake of 'Keeper's Night'?",
+     ("Harbour Light", "the remake of 'Keeper's Night")),
+    ("Which musician or band is from further north, Tomas Irvane or Gull Quartet?", ("Tomas Irvane", "Gull Quartet")),
+    ("Is the Orrinia or the Heskia the genus of more individual species of plants?", ("Orrinia", "Heskia")),
+    ("Which battle, the Battle of Karn Point, or the Second Battle of Hesk Sound, was fought first?",
+     ("Battle of Karn Point", "Second Battle of Hesk Sound")),
     # no options: yes/no questions, lower-case alternatives, no "or"
-    ("Do both Adventist World and Girls' Life have a headquarter or editor based in Maryland?", ()),
-    ("Are Philip Cortez and Julian Castro democratic or republican?", ()),
-    ("Between Harvey Pekar and Denise Levertov who was born earlier?", ()),
+    ("Do both Harbour Weekly and Keepers' Life have a headquarter or editor based in Orrin?", ()),
+    ("Are Ada Vellacott and Jonas Pell democratic or republican?", ()),
+    ("Between Ada Vellacott and Jonas Pell who was born earlier?", ()),
     ("Which lighthouse or beacon is the oldest?", ()),
 ])
 def test_the_options_a_question_names_are_found_by_rules(question: str, expected: tuple[str, ...]) -> None:
@@ -44,20 +44,20 @@ def test_the_options_a_question_names_are_found_by_rules(question: str, expected
 
 
 def test_a_free_answer_that_names_one_option_becomes_that_option() -> None:
-    choices = ("Brassia", "Achimenes")
-    assert pick("Achimenes, a genus of herbs", choices) == "Achimenes"
-    assert pick("herb", choices) == "herb"  # names neither: left as it is, and scored as it is
-    assert pick("Brassia and Achimenes", choices) == "Brassia and Achimenes"
+    choices = ("Orrinwort", "Heskleaf")
+    assert pick("Heskleaf, a genus of ferns", choices) == "Heskleaf"
+    assert pick("fern", choices) == "fern"  # names neither: left as it is, and scored as it is
+    assert pick("Orrinwort and Heskleaf", choices) == "Orrinwort and Heskleaf"
     assert pick(None, choices) is None and pick("x", ()) == "x"
 
 
 def test_the_held_schema_refuses_an_answer_that_is_not_an_option() -> None:
-    schema = held_to(ShortAnswer, ("Brassia", "Achimenes"))
-    assert schema.model_json_schema()["properties"]["answer"]["enum"] == ["Brassia", "Achimenes"]
+    schema = held_to(ShortAnswer, ("Orrinwort", "Heskleaf"))
+    assert schema.model_json_schema()["properties"]["answer"]["enum"] == ["Orrinwort", "Heskleaf"]
     usage = Usage(prompt_tokens=1, completion_tokens=1)
-    assert parse_structured(Generation('{"answer": "Achimenes"}', "stop", usage), schema).answer == "Achimenes"
+    assert parse_structured(Generation('{"answer": "Heskleaf"}', "stop", usage), schema).answer == "Heskleaf"
     with pytest.raises(StructuredOutputError):
-        parse_structured(Generation('{"answer": "herb"}', "stop", usage), schema)
+        parse_structured(Generation('{"answer": "fern"}', "stop", usage), schema)
     assert held_to(ShortAnswer, ()) is ShortAnswer
 
 

@@ -58,9 +58,9 @@ def test_convergence_reasons(before: ResearchState, after: ResearchState, finish
 
 def test_question_names_are_the_entities_asked_about() -> None:
     assert question_names(Q) == ["Karn Point Lighthouse"]
-    assert question_names("Between Harvey Pekar and Denise Levertov who was born earlier?") == ["Harvey Pekar", "Denise Levertov"]
-    assert question_names("The Battle of Uddevalla occurred during what wars?") == ["Battle of Uddevalla"]
-    assert question_names("What kind of comedian was Michael McIntyre's father?") == ["Michael McIntyre"]
+    assert question_names("Between Ada Vellacott and Jonas Pell who was born earlier?") == ["Ada Vellacott", "Jonas Pell"]
+    assert question_names("The Battle of Karn Point occurred during what wars?") == ["Battle of Karn Point"]
+    assert question_names("What kind of engineer was Tomas Irvane's father?") == ["Tomas Irvane"]
 
 
 def test_every_tool_call_names_its_gap() -> None:

@@ -36,7 +36,7 @@ def test_scores_follow_the_squad_normalisation() -> None:
     assert f1("Eiffel Tower in Paris", "Eiffel Tower") == pytest.approx(2 * 0.5 * 1.0 / 1.5)
     assert f1("no", "yes") == 0.0 and f1("yes", "yes") == 1.0
     assert f1("yes it is", "yes") == 0.0  # yes/no answers score only when they match exactly
-    assert best("Denise Levertov", ["Harvey Pekar", "Denise Levertov"]) == (1.0, 1.0)
+    assert best("Jonas Pell", ["Ada Vellacott", "Jonas Pell"]) == (1.0, 1.0)
     assert best(None, ["x"]) == (0.0, 0.0)
     assert doc_recall(["a", "c"], ["a", "b"]) == 0.5 and doc_recall(["a"], []) is None
 
