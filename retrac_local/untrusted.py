@@ -14,12 +14,11 @@ _LINE_BREAKS = re.compile(r"\r\n?|[\x0b\x0c\x85\u2028\u2029]")
 _TURN_MARKER = re.compile(r"<\|([A-Za-z0-9_.:\-]{1,40})\|>")  # <|im_start|>, <|eot_id|>, <|start_header_id|>
 
 
-def clean_document(text: str) -> str:
-    """Stored text: line breaks made `\\n`, control characters removed, turn markers defused."""
-    text = _CONTROL.sub("", _LINE_BREAKS.sub("\n", text))
-    return _TURN_MARKER.sub(r"‹|\1|›", text)
-
-
 def for_terminal(text: str) -> str:
     """Printed text: nothing that a terminal would act on (tab and newline stay)."""
     return _CONTROL.sub("", _LINE_BREAKS.sub("\n", text))
+
+
+def clean_document(text: str) -> str:
+    """Stored text: as printed text, with turn markers defused too."""
+    return _TURN_MARKER.sub(r"‹|\1|›", for_terminal(text))

@@ -220,11 +220,11 @@ def method_annotator(runs: RunStore) -> Annotate:
         if row["mode"] != "retrac":
             return row
         try:
-            rounds = runs.rounds(row["run_id"])
-            runs.run(row["run_id"])
+            runs.run(row["run_id"])  # a run this store does not hold: left as it is
         except RunNotFoundError:
             return row
-        return row | {"method": method.record(rounds, question.supporting_doc_ids, row["retrieved_doc_ids"])}
+        return row | {"method": method.record(runs.rounds(row["run_id"]), question.supporting_doc_ids,
+                                               row["retrieved_doc_ids"])}
 
     return annotate
 

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-ROLES = ("planner", "compressor", "final")
+from retrac_local.eval.method import ROLES
 
 
 def gather(folder: Path, name: str = "summary") -> list[dict[str, Any]]:
