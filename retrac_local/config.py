@@ -102,6 +102,11 @@ class BudgetSettings(Section):
         18, ge=1, le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
+    final_passages: int = Field(
+        8, ge=0, le=30,
+        description="sentences of the run's texts the final answer reads beside the evidence, the most relevant to the "
+        "question and searches that the evidence does not quote (0 = the evidence alone)",
+    )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(
         None, gt=0, description="LLM tokens (prompt + completion) a run may spend before its final answer; empty = none"

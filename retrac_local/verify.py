@@ -58,10 +58,23 @@ def missing_numbers(fact: str, source_text: str) -> list[str]:
 
 
 def missing_names(fact: str, source_text: str) -> list[str]:
-    """Capitalised words of `fact` (names, past its first word) that the source does not contain."""
+    """Capitalised words of `fact` (names) that the source does not contain. The first word counts
+    too ("Rihanna collaborated with …" needs "Rihanna" in the source) unless it is one a sentence
+    may start with as a common word: an article, pronoun or preposition, a participle or adverb
+    ("Born in …", "Originally …")."""
     source_words = {w.lower() for w in re.findall(r"\w+", source_text)}
     words = re.findall(r"\w+", fact)
-    return [w for w in words[1:] if w[:1].isupper() and len(w) >= 3 and w.lower() not in source_words]
+    if words and _common_start(words[0]):
+        words = words[1:]
+    return [w for w in words if w[:1].isupper() and len(w) >= 3 and w.lower() not in source_words]
+
+
+def _common_start(word: str) -> bool:
+    w = word.lower()
+    return w in _SENTENCE_STARTERS or w.endswith(("ed", "ing", "ly")) or not word[:1].isupper()
+
+
+_SENTENCE_STARTERS = frozenset(["the", "this", "that", "these", "those", "there", "their", "they", "them", "then", "than", "his", "her", "hers", "its", "she", "him", "who", "whom", "whose", "what", "which", "when", "where", "why", "how", "after", "before", "during", "while", "although", "though", "because", "since", "until", "unlike", "like", "both", "each", "every", "all", "some", "many", "most", "several", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "first", "second", "third", "last", "later", "earlier", "also", "however", "in", "on", "at", "by", "for", "from", "with", "without", "within", "into", "as", "an", "and", "but", "not", "nor", "yes", "our", "your", "you", "was", "were", "is", "are", "has", "had", "have", "being", "prior", "despite", "among", "between", "under", "over", "about", "around", "near", "along", "across", "through", "throughout", "toward", "towards", "upon", "against", "beside", "besides", "beyond", "instead", "today", "neither", "either", "other", "another", "such", "only", "even", "still", "yet", "thus", "therefore", "moreover", "meanwhile", "according", "known", "born", "now", "once", "per"])
 
 
 def support(fact: str, quote: str, context: str = "") -> float:

@@ -8,6 +8,7 @@ from retrac_local.agent.answers import (
     expected_kind,
     fits,
     is_person,
+    restates_question,
     shorten,
     unsupported,
     wrong_kind_question,
@@ -74,3 +75,20 @@ def test_an_answer_naming_what_no_evidence_states_is_caught() -> None:
     assert unsupported("Mara Holt was born in the city of Orley in 1820", evidence) == ["1820", "Orley"]
     unverified = [evidence[0].model_copy(update={"verified": "no"})]
     assert unsupported("Mara Holt", unverified) == ["Mara", "Holt"]
+
+
+@pytest.mark.parametrize(("answer", "question", "restates"), [
+    ("Orrin County", "At what Orrin County harbour does the ferry dock?", True),
+    ("the harbours", "Which harbour of Orrin has the oldest light?", True),  # plural and article aside
+    ("Saltry Harbour", "At what Orrin County harbour does the ferry dock?", False),
+    ("Port Saltry", "Where was the engineer who designed Karn Point born?", False),
+    # questions whose answer is rightly one of their own words: yes/no, and named options
+    ("yes", "Is Karn Point in Orrin County?", False),
+    ("Ada Vellacott", "Who was born first, Ada Vellacott or Jonas Pell?", False),
+    ("Ada Vellacott", "Between Ada Vellacott and Jonas Pell, who was born first?", False),
+    ("", "Which harbour of Orrin has the oldest light?", False),
+])
+def test_an_answer_made_of_the_question_s_own_words_restates_it(answer: str, question: str, restates: bool) -> None:
+    assert restates_question(answer, question) is restates
+    gap = wrong_kind_question(question, answer)
+    assert (gap is not None and "named in the question itself" in gap) is restates

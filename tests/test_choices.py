@@ -36,7 +36,12 @@ CHOICE_Q = "Who was born first, Ada Vellacott or Jonas Pell?"
     # no options: yes/no questions, lower-case alternatives, no "or"
     ("Do both Harbour Weekly and Keepers' Life have a headquarter or editor based in Orrin?", ()),
     ("Are Ada Vellacott and Jonas Pell democratic or republican?", ()),
-    ("Between Ada Vellacott and Jonas Pell who was born earlier?", ()),
+    ("Between Ada Vellacott and Jonas Pell who was born earlier?", ("Ada Vellacott", "Jonas Pell")),
+    ("Between Harbour Light and Keeper's Night, which film has more scenes?", ("Harbour Light", "Keeper's Night")),
+    # "between" without two named options: a second "and" (where to split is a guess), dates, "what"
+    ("Between Orrin and Hesk and Karn, which town is oldest?", ()),
+    ("Between 1990 and 2000, which team won the most titles?", ()),
+    ("Between Orrin and Hesk, what is the distance by sea?", ()),
     ("Which lighthouse or beacon is the oldest?", ()),
 ])
 def test_the_options_a_question_names_are_found_by_rules(question: str, expected: tuple[str, ...]) -> None:

@@ -247,6 +247,16 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
         Evaluation(out, {"x": 2, "code": {"retrac": "v2", "rag": "r1"}})
 
 
+def test_a_setting_added_since_the_evaluation_began_does_not_refuse_it(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    Evaluation(out, {"budget": {"rounds": 4}, "code": {"retrac": "v1"}})
+    # new code brought a new setting: the mode's rows are set aside by its code, not refused
+    evaluation = Evaluation(out, {"budget": {"rounds": 4, "passages": 8}, "code": {"retrac": "v2"}})
+    assert evaluation.set_aside == {"retrac": "v1"}
+    with pytest.raises(RetracError, match="budget differ"):  # a changed value is still refused
+        Evaluation(out, {"budget": {"rounds": 3, "passages": 8}, "code": {"retrac": "v2"}})
+
+
 def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interval() -> None:
     def row(qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris") -> dict:
         result = _result(answer, [100], ["d1#0"])

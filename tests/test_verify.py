@@ -16,6 +16,16 @@ def test_numbers_and_names_must_occur_in_the_source() -> None:
     assert missing_names("The count was led by Jonas Pell", source) == ["Jonas", "Pell"]
 
 
+def test_a_name_that_starts_the_fact_must_occur_in_the_source_too() -> None:
+    source = "Tomas Irvane: In 1995 he remixed the song Harbour Light with Mara Quill."
+    assert missing_names("Ada Vellacott remixed Harbour Light with Tomas Irvane", source) == ["Ada", "Vellacott"]
+    assert missing_names("Mara Quill remixed Harbour Light", source) == []
+    # a common word may start a sentence without being a name
+    for fact in ("The song Harbour Light was remixed", "Born in 1995, the remix", "Originally the song was slow",
+                 "In 1995 Tomas Irvane remixed it", "Following the remix, Mara Quill sang"):
+        assert missing_names(fact, source) == [], fact
+
+
 def test_support_grades_facts_against_quotes() -> None:
     quote = "The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board."
     assert support_level(support("Ada Vellacott designed the Karn Point Lighthouse", quote, "Karn Point Lighthouse")) == "yes"

@@ -5,6 +5,10 @@ the evidence does not state.
   "is/was/did …" → yes or no, "where" → a place, "who" → a name); no kind when the rules are unsure.
   An answer of the wrong kind (a person's name for "where was she born?") is the entity the
   question goes *through*, not the one it asks for: the run must not stop on it.
+- **New.** A question that asks for something does not already state it: "at what York County
+  naval base?" is not answered by "York County". An answer made only of the question's own words
+  is the entity the question starts from (yes/no questions and questions that name their options
+  excepted).
 - **Short.** Gold answers are short spans and a person wants the answer first: a parenthetical
   aside or a trailing "also known as" clause is cut (the report keeps the evidence).
 - **Claims.** Every number and name of the answer must occur in the verified evidence; an answer
@@ -16,6 +20,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from retrac_local.agent.choices import options
 from retrac_local.state import Evidence
 from retrac_local.verify import normalise
 
@@ -125,8 +130,23 @@ def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:
     return list(dict.fromkeys(missing))
 
 
+_FILLER = frozenset(["a", "an", "the", "of", "in", "on", "at", "and", "s"])
+
+
+def restates_question(answer: str, question: str) -> bool:
+    """Whether the answer is made only of words the question already holds (articles and
+    prepositions aside, a plural "s" aside), where the question asks for something it does not name."""
+    if options(question) or expected_kind(question) == "yes/no":
+        return False
+    asked = {w.rstrip("s") for w in re.findall(r"\w+", normalise(question).lower())}
+    words = [w.rstrip("s") for w in re.findall(r"\w+", normalise(answer).lower()) if w not in _FILLER]
+    return bool(words) and all(w in asked for w in words)
+
+
 def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | None = None) -> str | None:
     """The open question code writes when the answer is not of the kind asked, or None."""
+    if answer.strip() and restates_question(answer, question):
+        return f"{answer!r} is named in the question itself; find what the question asks about it: {question}"
     kind = expected_kind(question)
     if kind is None or fits(answer, kind, evidence):
         return None

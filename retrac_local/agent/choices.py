@@ -1,5 +1,5 @@
-"""The alternatives a question names ("Which is a herb, Brassia or Achimenes?"), so that the final
-answer can be held to one of them.
+"""The alternatives a question names ("Which is a herb, Brassia or Achimenes?", "Between A and B,
+who …?"), so that the final answer can be held to one of them.
 
 Small models answer such questions with the property instead of the option ("herb"); when the
 question names its options, the answer's grammar allows only those. Every mode's final answer uses
@@ -22,11 +22,21 @@ _WH = {"which", "who", "whose", "whom", "what", "where", "when", "why", "how"}
 _JOINERS = {"of", "the", "and", "de", "la", "le", "du", "da", "von", "van", "der", "del", "for", "in", "on", "&"}
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 MAX_OPTION_WORDS = 10
+_BETWEEN = re.compile(r"^between (.+?),? (?:who|whom|whose|which)\b", re.I)
 
 
 def options(question: str) -> tuple[str, ...]:
     """The two options of an "A or B" question, as written in it; () when there are none."""
     q = normalise(question).rstrip(" ?").strip()
+    between = _BETWEEN.match(q)
+    if between:  # "Between A and B, who …?"; with a second "and" the split is a guess: none
+        span = between.group(1)
+        if span.count(" and ") != 1:
+            return ()
+        left, _, right = span.partition(" and ")
+        found = (_option(left), _option(right))
+        named = all(re.search(r"\b[^\W\d_]", f) and any(w[:1].isupper() for w in f.split()) for f in found)
+        return found if all(found) and named and _key(found[0]) != _key(found[1]) else ()
     if " or " not in q:
         return ()
     verb = _YES_NO.match(q)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.answers import expected_kind, fits
+from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.linking import answer_evidence, backed, connected
 from retrac_local.state import ResearchState
@@ -20,9 +20,10 @@ def answer_supported(state: ResearchState) -> bool:
 
 def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:
     """The reason to stop after this round, or None to go on. An answer of another kind than the
-    question asks (a name for "when") is not an answer: the run goes on."""
-    supported = answer_supported(state) and connected(state) and fits(state.answer or "", expected_kind(state.question),
-                                                                  state.evidence)
+    question asks (a name for "when"), or one the question itself states, is not an answer: the run
+    goes on."""
+    supported = (answer_supported(state) and connected(state)
+                 and wrong_kind_question(state.question, state.answer or "", state.evidence) is None)
     if supported and not state.uncertainties:
         return "answered"
     if planner_finished and supported:

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import candidates, conflicts, linking, prompts
-from retrac_local.agent.answers import shorten, unsupported, wrong_kind_question
+from retrac_local.agent import candidates, conflicts, linking, prompts, rereading
+from retrac_local.agent.answers import restates_question, shorten, unsupported, wrong_kind_question
 from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
@@ -40,7 +40,7 @@ from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.agent.toolbox import Toolbox, query_key
-from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
@@ -107,6 +107,17 @@ class ResearchAgent:
         self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
         self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
         yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior))
+
+    def answer_again(self, run_id: str) -> RunResult:
+        """The final answer of a finished run made again from its last state, with this agent's code
+        and settings (the rounds are not re-run): `eval.replay` measures a change to the final
+        answer this way. The run's stored result is replaced."""
+        run = self.store.run(run_id)
+        rounds = self.store.rounds(run_id)
+        if not rounds or not run["result"]:
+            raise RetracError(f"run {run_id} has no finished round to answer from")
+        state = ResearchState.model_validate(rounds[-1]["state"])
+        return self._finalize(run_id, state, run["result"]["stop_reason"], time.perf_counter(), 0.0)
 
     def _stopped_by_errors(self, run_id: str, events: Iterator[Event]) -> Iterator[Event]:
         """An error the run cannot get past (a model server gone) marks it failed, not running; its
@@ -374,20 +385,28 @@ class ResearchAgent:
                   prior_seconds: float) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
         choices = options(state.question)
-        answer, cited = pick(state.answer, choices), []
-        if state.evidence or state.answer:
+        answer = pick(state.answer, choices)
+        cited: list[str] = []
+        found = self._reread(run_id, state)
+        if state.evidence or state.answer or found:
             messages: list[Message] = [
                 {"role": "system", "content": self.system_prompt},
                 {"role": "user", "content": prompts.render("finalize", evidence=state.render_for_answer(),
+                                                            passages=rereading.render(found),
                                                             question=state.question)},
             ]
             try:
-                schema = held_to(final_answer_schema([e.id for e in state.evidence]), choices)
-                generation = self.planner.generate(messages, schema=schema,
-                                                   max_tokens=self.settings.sampling.answer_max_tokens)
-                assert isinstance(generation.parsed, FinalAnswer)
-                answer = generation.parsed.answer.strip() or state.answer
-                cited = generation.parsed.evidence_ids
+                ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
+                schema = held_to(final_answer_schema(ids), choices)
+                parsed = self._final_answer(messages, schema)
+                if not choices and restates_question(parsed.answer, state.question):
+                    # Once more: what the question names is where it starts, not what it asks for.
+                    messages += [{"role": "assistant", "content": parsed.model_dump_json()},
+                                 {"role": "user", "content": prompts.render(
+                                     "finalize_again", answer=parsed.answer.strip(), passages=bool(found))}]
+                    parsed = self._final_answer(messages, schema)
+                answer = parsed.answer.strip() or state.answer
+                state, cited = rereading.cite(state, found, parsed.evidence_ids)
             except (StructuredOutputError, ContextOverflowError):
                 pass
         if answer and not choices:
@@ -424,6 +443,19 @@ class ResearchAgent:
                 self.memory.remember(run_id, final.model_copy(update={
                     "evidence": [e for e in final.evidence if e.id in backed]}))
         return result
+
+    def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
+        generation = self.planner.generate(messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens)
+        assert isinstance(generation.parsed, FinalAnswer)
+        return generation.parsed
+
+    def _reread(self, run_id: str, state: ResearchState) -> list[Sentence]:
+        """The sentences of the run's texts the final answer reads beside the evidence."""
+        count = self.settings.budget.final_passages
+        if count <= 0:
+            return []
+        chunks = [c for c in (self.corpus.get_chunk(i) for i in self._retrieved(run_id)) if c is not None]
+        return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
 
     @staticmethod
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:

@@ -89,15 +89,33 @@ def render_for_compression(
         note = (f"(steps {KEEP_FIRST_ACTIONS + 1}–{KEEP_FIRST_ACTIONS + cut} of {len(actions)} are cut here; "
                 "their texts are among the sentences below)")
         actions = [*actions[:KEEP_FIRST_ACTIONS], note, *actions[-latest:]]
-    candidates: list[tuple[Chunk, str]] = []
-    seen: set[str] = set()
-    for step in record.steps:
-        for c in step.chunks:
-            if c.chunk_id not in seen:
-                seen.add(c.chunk_id)
-                candidates.extend((c, text) for text in sentences(c.text) if _informative(text))
+    chunks = list({c.chunk_id: c for step in record.steps for c in step.chunks}.values())
     queries = [*(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
-    texts = [f"{c.title}: {text}" for c, text in candidates]
+    shown, total = most_relevant(chunks, question, queries, max_sentences, relevance)
+    head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
+    body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
+    left_out = len(total) - len(shown)
+    if left_out:
+        kept = {id(s) for s in shown}
+        dropped = sorted({s.chunk.chunk_id for s in total if id(s) not in kept})
+        body += (f"\n({left_out} less relevant sentence(s) left out, from {', '.join(dropped[:6])}"
+                 + (" …" if len(dropped) > 6 else "") + ")")
+    return f"{head}\n\nSentences found:\n{body}", left_out, shown
+
+
+def most_relevant(
+    chunks: list[Chunk], question: str, queries: list[str], max_sentences: int, relevance: Relevance | None = None,
+    leave_out: Callable[[str], bool] = lambda text: False,
+) -> tuple[list[Sentence], list[Sentence]]:
+    """The `max_sentences` sentences of `chunks` that bear most on the question and the searches,
+    in reading order, and all the informative sentences they were chosen from (`leave_out`: ones
+    not to offer, e.g. those already quoted)."""
+    candidates = [Sentence(c, text) for c in chunks for text in sentences(c.text)
+                  if _informative(text) and not leave_out(text)]
+    if not candidates:
+        return [], []
+    texts = [f"{s.chunk.title}: {s.text}" for s in candidates]
+
     def score(qs: list[str]) -> list[float]:
         # Meaning and shared words together: embeddings miss "born" for "year … born", words miss synonyms.
         lexical = word_overlap(texts, qs)
@@ -105,8 +123,8 @@ def render_for_compression(
             return lexical
         return [(a + b) / 2 for a, b in zip(relevance(texts, qs), lexical, strict=True)]
 
-    to_question = score([question]) if candidates else []
-    to_queries = score(queries) if candidates and queries else to_question
+    to_question = score([question])
+    to_queries = score(queries) if queries else to_question
     # The searches and the question decide which texts matter (a text's turn comes by its best
     # sentence); within a text the question alone orders its sentences (every sentence of a text
     # matches the search that found it by its title). Texts take turns, so that one long text cannot
@@ -114,30 +132,21 @@ def render_for_compression(
     combined = [(a + b) / 2 for a, b in zip(to_question, to_queries, strict=True)]
     by_chunk: dict[str, list[int]] = {}
     for i in sorted(range(len(candidates)), key=lambda i: -combined[i]):
-        by_chunk.setdefault(candidates[i][0].chunk_id, []).append(i)
+        by_chunk.setdefault(candidates[i].chunk.chunk_id, []).append(i)
     # A question that asks for a year or a quantity is answered by a sentence that holds a number.
     wants_number = bool(_ASKS_NUMBER.search(question))
 
     def within_text(i: int) -> float:
         # A number helps, but does not outrank relevance: in a bridge question the year asked for is
         # the last hop's, and the first hop's text is needed for the link ("designed by …"), not a date.
-        number = wants_number and any(ch.isdigit() for ch in candidates[i][1])
+        number = wants_number and any(ch.isdigit() for ch in candidates[i].text)
         return -(to_question[i] + (NUMBER_BONUS if number else 0.0))
 
     queues = [sorted(q, key=within_text)[:MAX_SENTENCES_PER_TEXT] for q in by_chunk.values()]
     ranked: list[int] = []
     for turn in range(MAX_SENTENCES_PER_TEXT):
         ranked += [q[turn] for q in queues if turn < len(q)]
-    ranked = ranked[:max_sentences]
-    shown = [Sentence(*candidates[i]) for i in sorted(ranked)]
-    head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
-    body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
-    left_out = len(candidates) - len(ranked)
-    if left_out:
-        dropped = sorted({candidates[i][0].chunk_id for i in range(len(candidates)) if i not in set(ranked)})
-        body += (f"\n({left_out} less relevant sentence(s) left out, from {', '.join(dropped[:6])}"
-                 + (" …" if len(dropped) > 6 else "") + ")")
-    return f"{head}\n\nSentences found:\n{body}", left_out, shown
+    return [candidates[i] for i in sorted(ranked[:max_sentences])], candidates
 
 
 Relevance = Callable[[list[str], list[str]], list[float]]

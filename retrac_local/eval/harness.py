@@ -63,8 +63,15 @@ def describe_questions(path: Path) -> str:
 
 
 def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """An older harness recorded the questions file as an absolute path: read as name and content
-    when the file is still there, else by its name alone."""
+    """An evaluation recorded by older code, read in today's terms. A setting added since (a key of
+    a settings section the record lacks) is taken at today's value: it came with new code, and a
+    mode whose code changed has its results set aside by the code check anyway. An older harness
+    recorded the questions file as an absolute path: read as name and content when the file is still
+    there, else by its name alone."""
+    recorded = recorded | {
+        key: config[key] | section for key, section in recorded.items()
+        if isinstance(section, dict) and isinstance(config.get(key), dict) and key != "code"
+    }
     old = str(recorded.get("questions_file", ""))
     if "/" not in old and "\\" not in old:
         return recorded

@@ -1,0 +1,81 @@
+"""The final answer alone, replayed: each Re-TRAC run of an evaluation is answered again from its
+last stored state with the current code and settings, and scored beside the answer it gave. A paired
+measure of a change to the final answer (its prompt, what it reads) in minutes, without re-running
+the rounds.
+
+    RETRAC_HOME=… python -m retrac_local.eval.replay DIR/results.jsonl OUT.jsonl [--limit N]
+
+The runs come from $RETRAC_HOME's run store, which is never changed: the replay answers into a copy.
+OUT.jsonl gets one line per run (written as each ends; a second sitting continues) and the summary
+is printed: mean F1 before and after, and the paired difference with a 95% bootstrap interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from retrac_local.eval.report import paired_difference
+from retrac_local.eval.scoring import best
+
+
+def replay(results: Path, out: Path, limit: int | None = None) -> list[dict[str, Any]]:
+    from retrac_local.agent.loop import ResearchAgent
+    from retrac_local.api import Retrac
+    from retrac_local.corpus.embedder import relevance_by
+    from retrac_local.runstore import RunStore
+
+    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r["mode"] == "retrac"][:limit]
+    done = {}
+    if out.exists():
+        done = {r["run_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    app = Retrac()
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "runs.sqlite"
+        shutil.copyfile(app.settings.runs_db, copy)
+        planner, compressor = app.llms()
+        agent = ResearchAgent(planner, compressor, app.corpus, app.settings, RunStore(copy),
+                              relevance=relevance_by(app.corpus.embedder))
+        with open(out, "a", encoding="utf-8") as f:
+            for row in rows:
+                if row["run_id"] in done:
+                    continue
+                result = agent.answer_again(row["run_id"])
+                em, f1 = best(result.answer, row["gold"])
+                line = {"run_id": row["run_id"], "question": row["question"], "gold": row["gold"],
+                        "before": row["answer"], "before_f1": row["f1"], "before_status": row["status"],
+                        "after": result.answer, "after_f1": round(f1, 4), "after_em": em,
+                        "after_status": str(result.status), "seconds": round(result.calls[-1]["seconds"], 2)
+                        if result.calls else 0.0}
+                done[row["run_id"]] = line
+                f.write(json.dumps(line, ensure_ascii=False) + "\n")
+                f.flush()
+                print(f"{line['before_f1']:.2f} → {line['after_f1']:.2f}  {line['before']!r} → {line['after']!r} "
+                      f"(gold {row['gold'][0]!r})", flush=True)
+    return [done[r["run_id"]] for r in rows if r["run_id"] in done]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", type=Path, help="an evaluation's results.jsonl")
+    parser.add_argument("out", type=Path, help="where the replayed answers go (JSON Lines)")
+    parser.add_argument("--limit", type=int, default=None)
+    args = parser.parse_args(argv)
+    lines = replay(args.results, args.out, args.limit)
+    if not lines:
+        raise SystemExit(f"no Re-TRAC run of {args.results} is in this store")
+    before = [r["before_f1"] for r in lines]
+    after = [r["after_f1"] for r in lines]
+    scored = [{"id": r["run_id"], "mode": m, "f1": r[f"{m}_f1"]} for r in lines for m in ("before", "after")]
+    diff = paired_difference(scored, "after", "before")
+    print(f"n {len(lines)}: F1 {sum(before) / len(lines):.3f} → {sum(after) / len(lines):.3f}, paired "
+          f"{diff['f1_diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]")
+
+
+if __name__ == "__main__":
+    main()
