@@ -214,7 +214,7 @@ def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(sett
     started = next(events)
     with pytest.raises(KeyboardInterrupt):
         list(events)
-    llm2 = ScriptedLLM().enqueue(final("1849", "E1"))
+    llm2 = ScriptedLLM().enqueue(final("1849", "E2"))
     result = list(make_agent(settings, orrin, llm2).resume(started.run_id))[-1].result
     assert result.status == RunStatus.ANSWERED and result.stop_reason == "answered" and len(llm2.calls) == 1
 
@@ -256,7 +256,7 @@ def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(set
 def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(settings: Settings, orrin: MemoryCorpus) -> None:
     settings = settings.model_copy(update={"budget": Settings(home=settings.home).budget})
     llm = ScriptedLLM().enqueue(
-        constraints(), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E1"))
+        constraints(), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E2"))
     events, result = run(ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db)))
     assert [(e.argument, e.by) for e in events if isinstance(e, StepTaken)] == [
         (Q, "code"), ("Ada Vellacott", "code"), ("Orrin Lights Board", "code")]
@@ -361,3 +361,16 @@ def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: Memo
     assert steps[2]["argument"] == offered[1] and steps[2]["by"] == "pick"
     assert steps[3]["argument"] == [c["query"] for c in steps[3]["candidates"]][-1]
     assert len(set(orrin.searches)) == len(orrin.searches) == 4
+
+
+def test_an_answer_must_be_stated_by_the_evidence_it_cites(settings: Settings, orrin: MemoryCorpus) -> None:
+    """1849 stands in the state's evidence, but not in the piece the answer cites: not *answered*."""
+    llm = ScriptedLLM().enqueue(
+        constraints(), *ROUND_1,
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
+               answer="1849"),
+        final("1849", "E1"),
+    )
+    _, result = run(make_agent(settings, orrin, llm, max_rounds=1))
+    assert [c.evidence_id for c in result.citations] == ["E1"]
+    assert result.status == RunStatus.UNSURE and result.caveat == "the answer states what its cited evidence does not: 1849"

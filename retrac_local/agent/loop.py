@@ -460,15 +460,16 @@ class ResearchAgent:
     @staticmethod
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:
         """Why the answer is not to be trusted as it stands, or None: no verified evidence states
-        it, it names what no evidence states, or it is not of the kind the question asks."""
+        it, it names what its cited evidence does not state, or it is not of the kind the question
+        asks."""
         if not answer:
             return None
         if not citations:
             return "not found: no verified evidence states this answer; it is the best guess from what was read"
-        missing = unsupported(answer, state.evidence)
-        if missing:
-            return f"the answer states what no verified evidence does: {', '.join(missing)}"
         cited = {c.evidence_id for c in citations}
+        missing = unsupported(answer, [e for e in state.evidence if e.id in cited])
+        if missing:
+            return f"the answer states what its cited evidence does not: {', '.join(missing)}"
         disputed = [c for c in state.conflicts if cited & set(c.evidence_ids)]
         if disputed:
             return "the sources disagree: " + "; ".join(conflicts.describe(c, state) for c in disputed)
