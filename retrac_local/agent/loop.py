@@ -406,7 +406,8 @@ class ResearchAgent:
                                      "finalize_again", answer=parsed.answer.strip(), passages=bool(found))}]
                     parsed = self._final_answer(messages, schema)
                 answer = parsed.answer.strip() or state.answer
-                state, cited = rereading.cite(state, found, parsed.evidence_ids)
+                refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
+                state, cited = rereading.cite(state, found, refs)
             except (StructuredOutputError, ContextOverflowError):
                 pass
         if answer and not choices:
@@ -505,6 +506,21 @@ class ResearchAgent:
             return None
         return Citation(evidence.id, chunk.doc_id, chunk.chunk_id, chunk.title, chunk.source, evidence.quote,
                         evidence.verified)
+
+
+def _with_statement(answer: str | None, refs: list[str], state: ResearchState, found: list[Sentence]) -> list[str]:
+    """The answer's citations, led by a quote that states it when the ones the model chose do not
+    (small models cite the evidence that led to the answer, not the sentence that gives it): the
+    first piece of evidence whose quote holds the answer, else the first such passage."""
+    key = normalise(answer or "").lower().rstrip(".")
+    if not key or key in ("yes", "no"):
+        return refs
+    texts = {e.id: f"{e.title} {e.quote}" for e in state.evidence}
+    texts |= {i: f"{s.chunk.title} {s.text}" for i, s in zip(rereading.ids(found), found, strict=True)}
+    stating = [i for i, text in texts.items() if key in normalise(text).lower()]
+    if not stating or any(i in stating for i in refs):
+        return refs
+    return [stating[0], *refs]
 
 
 def _constraint_like(span: str) -> bool:
