@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,8 @@ def replay(results: Path, out: Path, limit: int | None = None) -> list[dict[str,
     app = Retrac()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "runs.sqlite"
-        shutil.copyfile(app.settings.runs_db, copy)
+        with closing(sqlite3.connect(app.settings.runs_db)) as source, closing(sqlite3.connect(copy)) as target:
+            source.backup(target)  # with what the write-ahead log holds, unlike a file copy
         planner, compressor = app.llms()
         agent = ResearchAgent(planner, compressor, app.corpus, app.settings, RunStore(copy),
                               relevance=relevance_by(app.corpus.embedder))
