@@ -404,7 +404,8 @@ class ResearchAgent:
                     messages += [{"role": "assistant", "content": parsed.model_dump_json()},
                                  {"role": "user", "content": prompts.render(
                                      "finalize_again", answer=parsed.answer.strip(), passages=bool(found))}]
-                    parsed = self._final_answer(messages, schema)
+                    with contextlib.suppress(StructuredOutputError, ContextOverflowError):  # else the first stands
+                        parsed = self._final_answer(messages, schema)
                 answer = parsed.answer.strip() or state.answer
                 refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
                 state, cited = rereading.cite(state, found, refs)
