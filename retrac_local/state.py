@@ -108,3 +108,9 @@ class ResearchState(Strict):
         if self.answer:
             lines.append(f"Draft answer from the notes (check it against the evidence): {self.answer}")
         return "\n".join(lines)
+
+
+def next_evidence_id(evidence: list[Evidence]) -> str:
+    """The id a new piece of evidence gets: one past the highest E number held."""
+    taken = [int(e.id[1:]) for e in evidence if e.id[1:].isdigit()]
+    return f"E{max(taken, default=0) + 1}"

@@ -26,7 +26,7 @@ from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
-from retrac_local.state import Conclusion, Evidence, ResearchState
+from retrac_local.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.verify import normalise, support, support_level
 
 MAX_FAILURES = 8
@@ -70,7 +70,7 @@ def apply_update(
         for part, level, best in found:
             if _duplicate(evidence, best.chunk.chunk_id, best.text):
                 continue
-            evidence.append(Evidence(id=_next_id(evidence), fact=part, source=best.chunk.chunk_id, quote=best.text,
+            evidence.append(Evidence(id=next_evidence_id(evidence), fact=part, source=best.chunk.chunk_id, quote=best.text,
                                      verified=level, round=iteration, title=best.chunk.title))
             added += 1
     ids = {e.id for e in evidence}
@@ -118,11 +118,6 @@ def _restates(fact: str, evidence: list[Evidence]) -> bool:
     was shown as the state, and asking it again for that would waste a retry (a round's texts no
     longer hold an earlier round's sentence)."""
     return any(support_level(support(fact, e.quote, e.title)) is not None for e in evidence)
-
-
-def _next_id(evidence: list[Evidence]) -> str:
-    taken = [int(e.id[1:]) for e in evidence if e.id[1:].isdigit()]
-    return f"E{max(taken, default=0) + 1}"
 
 
 def _duplicate(evidence: list[Evidence], source: str, quote: str) -> bool:
@@ -224,7 +219,7 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
             best, best_score = s, score
     if best is None:
         return state
-    anchor = Evidence(id=_next_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
+    anchor = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
                       verified="yes", round=iteration, title=best.chunk.title)
     return state.model_copy(update={"evidence": [*state.evidence, anchor]})
 
@@ -250,7 +245,7 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.title} {s.text}".lower()))))
     if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
         return state
-    quote = Evidence(id=_next_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
+    quote = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
                      verified="yes", round=iteration, title=best.chunk.title)
     return state.model_copy(update={"evidence": [*state.evidence, quote]})
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from retrac_local.agent.trajectory import Relevance, Sentence, most_relevant
 from retrac_local.corpus.store import Chunk
-from retrac_local.state import Evidence, ResearchState
+from retrac_local.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.verify import normalise
 
 PREFIX = "P"
@@ -55,15 +55,13 @@ def cite(state: ResearchState, found: list[Sentence], cited: list[str]) -> tuple
     replaced by the new evidence ids."""
     by_id = dict(zip(ids(found), found, strict=True))
     evidence = list(state.evidence)
-    numbers = [int(e.id[1:]) for e in evidence if e.id[1:].isdigit()]
     renamed: list[str] = []
     for ref in cited:
         sentence = by_id.get(ref)
         if sentence is None:
             renamed.append(ref)
             continue
-        new_id = f"E{max(numbers, default=0) + 1}"
-        numbers.append(int(new_id[1:]))
+        new_id = next_evidence_id(evidence)
         evidence.append(Evidence(id=new_id, fact=sentence.text, source=sentence.chunk.chunk_id, quote=sentence.text,
                                  verified="yes", round=state.iteration, title=sentence.chunk.title))
         renamed.append(new_id)
