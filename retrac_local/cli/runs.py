@@ -33,15 +33,14 @@ def runs_list(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def runs_show(run_id: str, as_json: bool) -> None:
     from retrac_local.cli.render import echo_json, say
+    from retrac_local.report import run_json
 
     app = make_app()
-    run = app.runs.run(run_id)
-    rounds = app.runs.rounds(run_id)
-    data = {"run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
-            "rounds": rounds, "result": run["result"]}
+    data = run_json(app.runs, run_id)
     if as_json:
         echo_json(data)
         return
+    run, rounds = app.runs.run(run_id), data["rounds"]
     say(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
     for past in run["memory"]:
         say(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "

@@ -17,29 +17,9 @@ from retrac_local.cli.app import Group, make_app
 def models(as_json: bool, check: bool) -> None:
     """The configured model of each role: file or server, size, context, and (with --check) whether it loads."""
     from retrac_local.cli.render import echo_json
-    from retrac_local.config import mask_credentials
-    from retrac_local.errors import RetracError
+    from retrac_local.modelcheck import model_rows
 
-    app = make_app()
-    s = app.settings
-    rows = []
-    for role in ("planner", "compressor"):
-        role_settings = getattr(s, role)
-        if role_settings.url:
-            row: dict[str, Any] = {"role": role, "server": mask_credentials(role_settings.url), "model": role_settings.server_model,
-                                   "n_ctx": role_settings.n_ctx}
-        else:
-            path = s.model_path(role)  # type: ignore[arg-type]
-            row = {"role": role, "path": str(path), "present": path.exists(),
-                   "size": path.stat().st_size if path.exists() else None, "n_ctx": role_settings.n_ctx,
-                   "n_gpu_layers": role_settings.n_gpu_layers}
-        if check:
-            try:
-                app.make_llm(role)
-                row["loads"], row["error"] = True, None
-            except RetracError as e:
-                row["loads"], row["error"] = False, str(e)
-        rows.append(row)
+    rows = model_rows(make_app(), check)
     failed = [r["role"] for r in rows if r.get("loads") is False]
     if as_json:
         echo_json(rows)
@@ -87,11 +67,10 @@ def config_init(output: Path | None, force: bool) -> None:
 def config_show(as_json: bool) -> None:
     """The effective value of every setting, and its source: file, environment, or default."""
     from retrac_local.cli.render import echo_json
-    from retrac_local.config import load_settings, mask_credentials
-    from retrac_local.config_doc import effective
+    from retrac_local.config import load_settings
+    from retrac_local.config_doc import settings_rows
 
-    rows = [r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
-            for r in effective(load_settings())]
+    rows = settings_rows(load_settings())
     if as_json:
         echo_json(rows)
         return

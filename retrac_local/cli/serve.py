@@ -1,0 +1,47 @@
+"""`retrac serve`: the local web page (retrac_local/web)."""
+
+from __future__ import annotations
+
+import socket
+
+import click
+
+
+@click.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="address to listen on; anything but a loopback address needs a token (one is made if none is given)")
+@click.option("--port", type=click.IntRange(1, 65535), default=8750, show_default=True)
+@click.option("--token", envvar="RETRAC_SERVE_TOKEN", default=None,
+              help="secret every request must carry (or set RETRAC_SERVE_TOKEN, which keeps it out of the process list)")
+def serve(host: str, port: int, token: str | None) -> None:
+    """Open the page in a browser: ask, watch the run, read its report, manage the collection."""
+    from retrac_local.config import load_settings
+    from retrac_local.lazy import require
+    from retrac_local.web.security import is_loopback, new_secret
+
+    uvicorn = require("uvicorn", purpose="retrac serve")
+    from retrac_local.web.app import create_app
+
+    _check_free(host, port)
+    if token is None and not is_loopback(host):
+        token = new_secret()
+        click.echo(f"--host {host} is not a loopback address, so every request needs this token: {token}")
+    shown = f"[{host}]" if ":" in host else host
+    if host in ("0.0.0.0", "::"):
+        shown = "127.0.0.1"
+    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
+    app = create_app(load_settings(), host=host, token=token)
+    click.echo(f"retrac-local is at {url}  (Ctrl-C stops it; runs in progress stay resumable)")
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+
+
+def _check_free(host: str, port: int) -> None:
+    """A clear message for a port in use or an address this machine does not have."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}; choose another --port "
+                                       "or --host") from e

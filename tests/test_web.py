@@ -1,0 +1,324 @@
+"""`retrac serve`, through its HTTP API, with the deterministic stand-in model of the kill tests and
+hashing embeddings: ask and follow the events, runs, collection, and the door (host, token, CSRF)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrac_local.api import Retrac
+from retrac_local.config import Settings
+from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.errors import ModelError
+from tests import kill_target
+from tests.conftest import DEMO_DOCS
+
+pytest.importorskip("httpx", reason="the web tests use Starlette's TestClient, which needs httpx (make setup)")
+from starlette.testclient import TestClient  # noqa: E402
+
+from retrac_local.web.app import create_app  # noqa: E402
+from retrac_local.web.jobs import Worker  # noqa: E402
+
+BASE = "http://127.0.0.1:8750"
+QUESTION = "In what year was the designer of the Karn Point Lighthouse born?"
+
+
+class Model(kill_target.Deterministic):
+    """The kill tests' stand-in, without their delay; `fail_at` makes the n-th call from now fail."""
+
+    fail_at: int | None = None
+
+    def generate(self, messages: Any, **kwargs: Any) -> Any:
+        if self.fail_at is not None:
+            self.fail_at -= 1
+            if self.fail_at == 0:
+                self.fail_at = None
+                raise ModelError("the model server went away")
+        return super().generate(messages, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def no_delay(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.0)
+
+
+@pytest.fixture
+def web_settings(isolated_home: Path) -> Settings:
+    return Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
+
+
+@pytest.fixture
+def model() -> Model:
+    return Model()
+
+
+def client_for(settings: Settings, model: Model, **kwargs: Any) -> TestClient:
+    app = create_app(settings, lambda: Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder()),
+                     **kwargs)
+    return TestClient(app, base_url=BASE)
+
+
+@pytest.fixture
+def client(web_settings: Settings, model: Model) -> Iterator[TestClient]:
+    with client_for(web_settings, model) as c:
+        c.headers["X-Retrac-CSRF"] = c.get("/api/session").json()["csrf"]
+        yield c
+
+
+def finished(client: TestClient, job: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        now = client.get(f"/api/jobs/{job['job_id']}").json()
+        if now["state"] in ("done", "failed"):
+            return now
+        time.sleep(0.05)
+    raise AssertionError(f"job {job['job_id']} did not finish")
+
+
+def events(client: TestClient, job_id: str, last: int | None = None) -> list[tuple[str | None, str, Any]]:
+    """The job's event stream as (id, event name, data)."""
+    headers = {"Last-Event-ID": str(last)} if last is not None else {}
+    text = client.get(f"/api/jobs/{job_id}/events", headers=headers).text
+    out = []
+    for block in text.strip().split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if not line.startswith(":"))
+        out.append((fields.get("id"), fields.get("event", "message"), json.loads(fields["data"])))
+    return out
+
+
+def ingested(client: TestClient, path: Path = DEMO_DOCS) -> dict[str, Any]:
+    job = client.post("/api/ingest", json={"path": str(path)})
+    assert job.status_code == 202, job.text
+    return finished(client, job.json())
+
+
+def asked(client: TestClient, question: str = QUESTION) -> dict[str, Any]:
+    job = client.post("/api/ask", json={"question": question})
+    assert job.status_code == 202, job.text
+    return finished(client, job.json())
+
+
+def test_ask_streams_the_run_and_the_answer_page_shows_its_quotes(client: TestClient) -> None:
+    assert ingested(client)["state"] == "done"
+    job = asked(client)
+    assert job["state"] == "done" and job["run_id"]
+    stream = events(client, job["job_id"])
+    kinds = [data.get("event") for _, name, data in stream if name == "message"]
+    assert kinds[0] == "RunStarted" and kinds[-1] == "RunFinished" and "StepTaken" in kinds and "RoundCompressed" in kinds
+    assert stream[-1][1] == "end"
+    assert [int(i) for i, name, _ in stream if name == "message"] == list(range(len(kinds)))  # ids count from 0
+    result = stream[-2][2]["result"]
+    assert result["answer"] == "1849" and result["run_id"] == job["run_id"]
+    # A page that reconnects after event 2 gets the rest, from event 3.
+    assert events(client, job["job_id"], last=2)[0][0] == "3"
+    fragment = client.get(f"/runs/{job['run_id']}/answer").text
+    assert 'id="answer">1849<' in fragment
+    if result["citations"]:
+        assert "<mark>" in fragment and "/documents/" in fragment
+    page = client.get(f"/runs/{job['run_id']}")
+    assert page.status_code == 200 and "Round 1" in page.text and "export/html" in page.text
+
+
+def test_the_api_answers_as_the_cli_prints(client: TestClient, runner: Any, web_settings: Settings) -> None:
+    from retrac_local.cli.main import cli
+
+    ingested(client)
+    run_id = asked(client)["run_id"]
+    listed = runner.invoke(cli, ["runs", "list", "--json"])
+    assert client.get("/api/runs").json() == json.loads(listed.output)
+    shown = runner.invoke(cli, ["runs", "show", run_id, "--json"])
+    assert client.get(f"/api/runs/{run_id}").json() == json.loads(shown.output)
+
+
+def test_an_interrupted_run_is_resumed_from_the_page(client: TestClient, model: Model) -> None:
+    ingested(client)
+    model.fail_at = 4  # the 4th call (round 2) fails: round 1 is saved, the run stays resumable
+    job = asked(client)
+    assert job["state"] == "failed" and "model server went away" in job["error"]
+    run = client.get(f"/api/runs/{job['run_id']}").json()
+    assert run["status"] == "failed" and run["rounds"] and run["result"] is None
+    page = client.get(f"/runs/{job['run_id']}").text
+    assert 'id="resume"' in page
+    again = client.post(f"/api/runs/{job['run_id']}/resume")
+    assert again.status_code == 202
+    assert finished(client, again.json())["state"] == "done"
+    assert client.get(f"/api/runs/{job['run_id']}").json()["answer"] == "1849"
+    refused = client.post(f"/api/runs/{job['run_id']}/resume")
+    assert refused.status_code == 400 and "nothing to resume" in refused.json()["error"]
+
+
+def test_bad_requests_get_a_clear_error(client: TestClient, tmp_path: Path) -> None:
+    empty = client.post("/api/ask", json={"question": "   "})
+    assert empty.status_code == 400 and "empty" in empty.json()["error"]
+    assert client.post("/api/ask", content=b"not json").status_code == 400
+    missing = client.get("/api/runs/no-such-run")
+    assert missing.status_code == 404 and "no run" in missing.json()["error"]
+    page = client.get("/runs/no-such-run")
+    assert page.status_code == 404 and "no run" in page.text
+    assert client.get("/api/jobs/nope").status_code == 404
+    nowhere = client.post("/api/ingest", json={"path": str(tmp_path / "absent")})
+    assert nowhere.status_code == 400 and "does not exist" in nowhere.json()["error"]
+    assert client.post("/api/ingest", json={"path": "relative/folder"}).status_code == 400
+    program = client.post("/api/ingest", files={"files": ("tool.exe", b"MZ\x90\x00", "application/octet-stream")})
+    assert program.status_code == 400 and "tool.exe" in program.json()["error"]
+    # A document-typed file that is not a document is ingested as a failure with its reason.
+    job = finished(client, client.post("/api/ingest", files={"files": ("report.pdf", b"%PDF-1.4 truncated")}).json())
+    report = next(e for _, _, e in events(client, job["job_id"]) if e.get("event") == "IngestFinished")["report"]
+    assert report["files_added"] == 0 and "report.pdf" in report["failed"][0]["path"]
+    assert client.get("/documents/no-such-doc/file").status_code == 404
+
+
+def test_uploads_are_ingested_kept_and_removable(client: TestClient) -> None:
+    note = b"# Gull Line\n\nThe Gull Line ferry was founded in 1903 by Tomas Irvane.\n"
+    job = client.post("/api/ingest", files=[("files", ("../../ferry notes.md", note, "text/markdown"))])
+    assert job.status_code == 202
+    assert finished(client, job.json())["state"] == "done"
+    files = client.get("/api/collection").json()["files"]
+    assert [f["name"] for f in files] == ["ferry notes.md"]  # the folders of the name are dropped
+    assert Path(files[0]["path"]).read_bytes() == note and "/uploads/" in files[0]["path"]
+    assert client.get("/api/collection").json()["chunks"] >= 1
+    page = client.get("/collection").text
+    assert "ferry notes.md" in page and files[0]["file_id"] in page
+    removed = finished(client, client.post(f"/api/collection/{files[0]['file_id']}/remove").json())
+    assert removed["state"] == "done"
+    after = client.get("/api/collection").json()
+    assert after["files"] == [] and after["chunks"] == 0
+    assert Path(files[0]["path"]).exists()  # the file itself stays
+    assert client.post("/api/collection/0123456789abcdef/remove").status_code == 400
+
+
+def test_a_document_file_is_served_by_its_id_as_a_download(client: TestClient, web_settings: Settings) -> None:
+    from retrac_local import collection
+
+    ingested(client)
+    held = collection.files(web_settings)[0]
+    served = client.get(f"/documents/{held.documents[0]}/file")
+    assert served.status_code == 200 and served.content == Path(held.path).read_bytes()
+    assert served.headers["content-disposition"].startswith("attachment")
+    assert served.headers["content-type"] == "application/octet-stream"
+    assert served.headers["content-security-policy"] == "sandbox"
+    # Never a path taken from the request.
+    assert client.get("/documents/..%2F..%2Fetc%2Fpasswd/file").status_code == 404
+    assert client.get("/documents/%2Fetc%2Fpasswd/file").status_code == 404
+
+
+def test_document_and_model_text_is_escaped(client: TestClient, tmp_path: Path) -> None:
+    docs = tmp_path / "hostile"
+    docs.mkdir()
+    (docs / "a.md").write_text("# <script>alert(1)</script>\n\nThe <img src=x onerror=alert(2)> tower was built in 1887.\n")
+    ingested(client, docs)
+    job = asked(client, "When was the <img src=x onerror=alert(3)> tower built?")
+    for url in (f"/runs/{job['run_id']}", "/runs", "/collection", f"/runs/{job['run_id']}/answer"):
+        text = client.get(url).text
+        assert "<img src=x" not in text and "<script>alert" not in text, url
+    assert "&lt;img src=x onerror=alert(3)&gt;" in client.get(f"/runs/{job['run_id']}").text
+    csp = client.get("/").headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp and "unsafe-inline" not in csp
+
+
+def test_runs_are_listed_newest_first_and_searchable(client: TestClient) -> None:
+    ingested(client)
+    first = asked(client, "Who designed the Karn Point Lighthouse?")["run_id"]
+    second = asked(client)["run_id"]
+    page = client.get("/runs").text
+    assert page.index(second) < page.index(first)
+    found = client.get("/runs", params={"q": "who designed"}).text
+    assert first in found and second not in found
+    assert "No run matches" in client.get("/runs", params={"q": "zzz-nothing"}).text
+
+
+def test_the_settings_page_shows_where_each_setting_comes_from(client: TestClient) -> None:
+    data = client.get("/api/settings").json()
+    row = next(r for r in data["settings"] if r["name"] == "retrieval.embedder")
+    assert row["value"] == "hashing" and data["models_loaded"] is False
+    assert {m["role"] for m in data["models"]} == {"planner", "compressor"}
+    assert "retrieval.embedder" in client.get("/settings").text
+
+
+# -- the door ------------------------------------------------------------------------------------
+def test_a_request_from_another_site_is_refused(client: TestClient) -> None:
+    hostile = client.post("/api/ask", json={"question": "x?"}, headers={"Origin": "http://evil.example"})
+    assert hostile.status_code == 403
+    cross = client.post("/api/ask", json={"question": "x?"}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert cross.status_code == 403
+    no_csrf = client.post("/api/ask", json={"question": "x?"}, headers={"X-Retrac-CSRF": "wrong"})
+    assert no_csrf.status_code == 403 and "CSRF" in no_csrf.json()["error"]
+    same = client.post("/api/ask", json={"question": "   "}, headers={"Origin": BASE})
+    assert same.status_code == 400  # past the door; refused for being empty
+
+
+def test_a_page_that_names_another_host_is_refused(client: TestClient) -> None:
+    """DNS rebinding: a site that points its name at 127.0.0.1 reaches the server with its own Host."""
+    rebound = client.get("/api/runs", headers={"Host": "attacker.example:8750"})
+    assert rebound.status_code == 400 and "host" in rebound.json()["error"]
+    assert client.get("/api/runs", headers={"Host": "localhost:8750"}).status_code == 200
+
+
+def test_with_a_token_every_request_needs_it(web_settings: Settings, model: Model) -> None:
+    with client_for(web_settings, model, host="0.0.0.0", token="s3cret") as c:
+        assert c.get("/api/runs").status_code == 401
+        assert c.get("/").status_code == 401
+        assert c.get("/api/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert c.get("/api/runs", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+        # A program with the token may post without the page's CSRF token.
+        posted = c.post("/api/ask", json={"question": " "}, headers={"Authorization": "Bearer s3cret"})
+        assert posted.status_code == 400
+        # A browser opens the printed URL once: a cookie, and the token leaves the address bar.
+        opened = c.get("/?token=s3cret", follow_redirects=False)
+        assert opened.status_code == 303 and opened.headers["location"] == "/"
+        assert "HttpOnly" in opened.headers["set-cookie"] and "SameSite=Strict" in opened.headers["set-cookie"]
+        c.cookies.set("retrac_token", "s3cret")
+        assert c.get("/runs").status_code == 200
+        c.cookies.clear()
+        assert c.get("/?token=wrong", follow_redirects=False).status_code == 401
+
+
+# -- the queue -----------------------------------------------------------------------------------
+def test_jobs_run_one_at_a_time_in_order_and_know_their_place() -> None:
+    release, order = threading.Event(), []
+
+    def slow(app: Any, emit: Any) -> None:
+        release.wait(10)
+        order.append("first")
+
+    def quick(app: Any, emit: Any) -> None:
+        order.append("second")
+        emit({"event": "Note"})
+
+    worker = Worker(lambda: object())  # type: ignore[arg-type, return-value]
+    worker.start()
+    first = worker.submit("ask", "q1", slow)
+    second = worker.submit("ask", "q2", quick)
+    third = worker.submit("ask", "q3", quick)
+    deadline = time.monotonic() + 5
+    while first.state != "running" and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert (worker.ahead(first), worker.ahead(second), worker.ahead(third)) == (0, 1, 2)
+    release.set()
+    while not third.finished and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert order == ["first", "second", "second"] and second.events[0]["event"] == "Note" and "t" in second.events[0]
+    worker.stop()
+
+
+def test_a_failing_job_does_not_stop_the_worker() -> None:
+    def broken(app: Any, emit: Any) -> None:
+        raise ValueError("a bug")
+
+    worker = Worker(lambda: object())  # type: ignore[arg-type, return-value]
+    worker.start()
+    bad = worker.submit("ingest", "x", broken)
+    good = worker.submit("ingest", "y", lambda app, emit: emit({"event": "Fine"}))
+    deadline = time.monotonic() + 5
+    while not good.finished and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert bad.state == "failed" and re.search(r"internal error: ValueError: a bug", bad.error or "")
+    assert bad.events[-1]["event"] == "Failed" and good.state == "done"
+    worker.stop()
