@@ -5,6 +5,7 @@ kill lands inside a round as well as between rounds. Prints one line per event, 
 
     python tests/kill_target.py ask QUESTION        (RETRAC_HOME names the store)
     python tests/kill_target.py resume RUN_ID
+    python tests/kill_target.py serve PORT          (`retrac serve` on loopback, with this model)
 """
 
 from __future__ import annotations
@@ -73,6 +74,16 @@ def round_of(prompt: str) -> str:
 def main() -> None:
     command, argument = sys.argv[1], sys.argv[2]
     llm = Deterministic()
+    if command == "serve":
+        import uvicorn
+
+        from retrac_local.config import load_settings
+        from retrac_local.web.app import create_app
+
+        settings = load_settings()
+        web = create_app(settings, lambda: Retrac(settings, planner=llm, compressor=llm, embedder=HashingEmbedder()))
+        uvicorn.run(web, host="127.0.0.1", port=int(argument), log_level="warning", timeout_graceful_shutdown=3)
+        return
     app = Retrac(planner=llm, compressor=llm, embedder=HashingEmbedder())
     events = app.ask(argument) if command == "ask" else app.resume(argument)
     for event in events:

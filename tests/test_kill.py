@@ -122,3 +122,58 @@ def test_two_asks_and_an_ingest_at_once_on_one_home(tmp_path: Path) -> None:
     assert len(runs) == 2 and all(r["status"] == "answered" and r["rounds"] == 3 for r in runs)
     corpus = CorpusStore(home / "corpus" / "lance", HashingEmbedder)
     assert corpus.count() == (18 + 300, 22 + 300)
+
+
+def test_a_server_stopped_by_ctrl_c_mid_run_leaves_the_run_resumable_from_the_page(tmp_path: Path) -> None:
+    import json
+    import socket
+    import urllib.request
+
+    env = prepared(tmp_path / "home")
+
+    def serve() -> tuple[subprocess.Popen[bytes], str]:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        process = subprocess.Popen([sys.executable, str(TARGET), "serve", str(port)], env=env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                return process, f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.1)
+        raise AssertionError("the server did not start")
+
+    def call(url: str, data: dict | None = None) -> dict:
+        base = "/".join(url.split("/")[:3])
+        csrf = json.load(urllib.request.urlopen(f"{base}/api/session"))["csrf"]
+        request = urllib.request.Request(url, data=json.dumps(data or {}).encode() if data is not None else None,
+                                         headers={"Content-Type": "application/json", "X-Retrac-CSRF": csrf})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.load(response) if "json" in response.headers.get("content-type", "") else {"text": response.read().decode()}
+
+    process, base = serve()
+    job = call(f"{base}/api/ask", {"question": Q})
+    store = RunStore(tmp_path / "home" / "runs.sqlite")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        run_id = call(f"{base}/api/jobs/{job['job_id']}")["run_id"]
+        if run_id and store.rounds(run_id):
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)  # Ctrl-C, mid-run: a round is saved, the run is not finished
+    assert process.wait(timeout=20) is not None
+    assert store.run(run_id)["status"] == "running"
+
+    process, base = serve()
+    try:
+        assert 'id="resume"' in call(f"{base}/runs/{run_id}")["text"]
+        resumed = call(f"{base}/api/runs/{run_id}/resume", {})
+        while call(f"{base}/api/jobs/{resumed['job_id']}")["state"] not in ("done", "failed"):
+            time.sleep(0.1)
+        run = call(f"{base}/api/runs/{run_id}")
+        assert run["status"] == "answered" and run["answer"] == "1849"
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -158,6 +158,8 @@ def test_bad_requests_get_a_clear_error(client: TestClient, tmp_path: Path) -> N
     empty = client.post("/api/ask", json={"question": "   "})
     assert empty.status_code == 400 and "empty" in empty.json()["error"]
     assert client.post("/api/ask", content=b"not json").status_code == 400
+    huge = client.post("/api/ask", json={"question": "x" * 100_000})
+    assert huge.status_code == 400 and "at most 64 KB" in huge.json()["error"]
     missing = client.get("/api/runs/no-such-run")
     assert missing.status_code == 404 and "no run" in missing.json()["error"]
     page = client.get("/runs/no-such-run")

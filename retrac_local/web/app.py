@@ -40,6 +40,7 @@ HERE = Path(__file__).resolve().parent
 REPORT_TEMPLATES = HERE.parent / "templates"
 EXPORTS = {"html": "text/html; charset=utf-8", "md": "text/markdown; charset=utf-8", "json": "application/json"}
 HEARTBEAT_S = 15.0
+MAX_JSON_BYTES = 64 * 1024  # a question or a path, not a document
 POLL_S = 0.25  # how often an event stream looks for new events
 
 
@@ -73,6 +74,9 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
+    length = request.headers.get("content-length", "0")
+    if not length.isdigit() or int(length) > MAX_JSON_BYTES:
+        raise RetracError(f"a request body may hold at most {MAX_JSON_BYTES // 1024} KB of JSON")
     try:
         data = json.loads(await request.body() or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:

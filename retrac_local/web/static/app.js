@@ -32,6 +32,7 @@ async function send(url, body) {
   return data;
 }
 
+const size = (bytes) => (bytes < 1e6 ? `${Math.round(bytes / 1e3)} KB` : `${(bytes / 1e6).toFixed(1)} MB`);
 const seconds = (t) => (t === undefined ? "" : ` · ${Math.round(t)} s`);
 
 function describe(e) {
@@ -53,8 +54,8 @@ function describe(e) {
       return `answered (${e.result.status}) in ${Math.round(e.result.seconds)} s`;
     case "IngestProgress":
       return e.stage === "start"
-        ? `${e.files} file(s) to read, ${(e.bytes / 1e6).toFixed(1)} MB`
-        : `${e.documents} document(s), ${e.chunks} chunk(s), ${(e.bytes_done / 1e6).toFixed(1)} MB read`;
+        ? `${e.files} file(s) to read, ${size(e.bytes)}`
+        : `${e.documents} document(s), ${e.chunks} chunk(s), ${size(e.bytes_done)} read`;
     case "IngestFinished": {
       const r = e.report;
       return `ingested ${r.files_added} file(s), ${r.documents_added} document(s), ${r.chunks} chunk(s); `
