@@ -124,6 +124,23 @@ def test_ask_streams_the_run_and_the_answer_page_shows_its_quotes(client: TestCl
         assert "<mark>" in fragment and "/documents/" in fragment
     page = client.get(f"/runs/{job['run_id']}")
     assert page.status_code == 200 and "Round 1" in page.text and "export/html" in page.text
+    markdown = client.get(f"/runs/{job['run_id']}/export/md")
+    assert markdown.headers["content-disposition"] == f'attachment; filename="run-{job["run_id"]}.md"'
+    assert markdown.text.startswith(f"# {QUESTION}")
+    exported = client.get(f"/runs/{job['run_id']}/export/html")
+    assert "<script" not in exported.text and "script-src" not in exported.headers["content-security-policy"]
+    assert client.get(f"/runs/{job['run_id']}/export/exe").status_code == 404
+
+
+def test_a_queued_ask_is_told_its_place(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingested(client)
+    monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.05)  # the first run takes a moment
+    first = client.post("/api/ask", json={"question": QUESTION}).json()
+    second = client.post("/api/ask", json={"question": "Who designed the Karn Point Lighthouse?"}).json()
+    assert second["state"] == "queued" and second["ahead"] == 1
+    stream = events(client, second["job_id"])  # follows the second job to its end
+    assert stream[0][1:] == ("queued", {"ahead": 1})
+    assert finished(client, first)["state"] == "done" and stream[-1][1] == "end"
 
 
 def test_the_api_answers_as_the_cli_prints(client: TestClient, runner: Any, web_settings: Settings) -> None:
