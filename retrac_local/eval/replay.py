@@ -18,13 +18,17 @@ import sqlite3
 import tempfile
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrac_local.eval.report import paired_difference
 from retrac_local.eval.scoring import best
 
+if TYPE_CHECKING:
+    from retrac_local.api import Retrac
 
-def replay(results: Path, out: Path, limit: int | None = None) -> list[dict[str, Any]]:
+
+def replay(results: Path, out: Path, limit: int | None = None, app: Retrac | None = None) -> list[dict[str, Any]]:
+    """`app` holds the models and stores (by default, from the settings)."""
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.api import Retrac
     from retrac_local.corpus.embedder import relevance_by
@@ -35,7 +39,7 @@ def replay(results: Path, out: Path, limit: int | None = None) -> list[dict[str,
     done = {}
     if out.exists():
         done = {r["run_id"]: r for r in map(json.loads, out.read_text().splitlines())}
-    app = Retrac()
+    app = app or Retrac()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "runs.sqlite"
         with closing(sqlite3.connect(app.settings.runs_db)) as source, closing(sqlite3.connect(copy)) as target:

@@ -1,0 +1,58 @@
+"""`eval.replay`: a finished run answered again from its last state, into a copy of the run store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from retrac_local.api import Retrac
+from retrac_local.config import Settings
+from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.eval.replay import replay
+from tests import kill_target
+from tests.conftest import DEMO_DOCS
+
+QUESTION = "In which year was the engineer who designed the Karn Point Lighthouse born?"
+
+
+class Counting(kill_target.Deterministic):
+    """The kill tests' stand-in model; counts its calls and gives the final answer it is told to."""
+
+    def __init__(self) -> None:
+        self.calls, self.final = 0, "1849"
+
+    def generate(self, messages: Any, **kwargs: Any) -> Any:
+        self.calls += 1
+        return super().generate(messages, **kwargs)
+
+    def _reply(self, messages: Any, schema: str) -> dict[str, Any]:
+        return {"answer": self.final, "evidence_ids": []} if schema == "FinalAnswer" else super()._reply(messages, schema)
+
+
+def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.0)
+    model = Counting()
+    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
+    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    app.ingest([DEMO_DOCS])
+    model.final = "1856"  # the answer the evaluation recorded: wrong
+    result = [e for e in app.ask(QUESTION)][-1].result  # type: ignore[union-attr]
+    stored = app.runs.run(result.run_id)["result"]
+    results = tmp_path / "results.jsonl"
+    row = {"mode": "retrac", "run_id": result.run_id, "question": QUESTION, "gold": ["1849"],
+           "answer": result.answer, "f1": 0.0, "status": str(result.status)}
+    results.write_text(json.dumps(row) + "\n" + json.dumps({**row, "mode": "rag", "run_id": "rag-1"}) + "\n")
+
+    model.final = "1849"  # the changed final answer
+    out = tmp_path / "replayed.jsonl"
+    lines = replay(results, out, app=app)
+    assert [(r["before"], r["after"], r["after_f1"]) for r in lines] == [("1856", "1849", 1.0)]
+    assert app.runs.run(result.run_id)["result"] == stored  # the evaluation's store is not changed
+    calls = model.calls
+    assert replay(results, out, app=app) == lines and model.calls == calls  # done lines are not answered again
+    assert len(out.read_text().splitlines()) == 1
