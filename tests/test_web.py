@@ -172,6 +172,8 @@ def test_an_interrupted_run_is_resumed_from_the_page(client: TestClient, model: 
 
 
 def test_bad_requests_get_a_clear_error(client: TestClient, tmp_path: Path) -> None:
+    nothing = client.post("/api/ask", json={"question": QUESTION})
+    assert nothing.status_code == 400 and "Collection page" in nothing.json()["error"]
     empty = client.post("/api/ask", json={"question": "   "})
     assert empty.status_code == 400 and "empty" in empty.json()["error"]
     assert client.post("/api/ask", content=b"not json").status_code == 400

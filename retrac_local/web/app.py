@@ -188,11 +188,18 @@ async def api_ask(web: Web, request: Request) -> JSONResponse:
     if not isinstance(question, str):
         raise RetracError("give the question as {\"question\": \"…\"}")
     check_question(question)
+    if not await run_in_threadpool(_has_documents, web):
+        raise RetracError("the collection is empty: add documents on the Collection page first")
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
         run_events(app.ask(question), emit)
 
     return _job(web, web.worker.submit("ask", question.strip(), work), 202)
+
+
+def _has_documents(web: Web) -> bool:
+    store = web.reader().corpus
+    return store.exists() and store.table().count_rows() > 0
 
 
 def api_resume(web: Web, request: Request) -> JSONResponse:
