@@ -41,13 +41,16 @@ function describe(e) {
       return e.resumed_at_round ? `resumed at round ${e.resumed_at_round}` : "started: searching the question itself";
     case "StepTaken": {
       const by = {code: " [by code]", pick: " [picked from the candidates]"}[e.by] || "";
-      return `round ${e.iteration}: ${e.tool}(${e.argument})${by}`;
+      return `round ${e.iteration}: ${e.tool}(${e.argument})${by}${e.summary ? ` → ${e.summary}` : ""}`;
     }
     case "RoundCarried":
       return `round ${e.iteration}: little new text (${e.new_tokens} tokens), carried into the next round`;
-    case "RoundCompressed":
-      return `round ${e.iteration} folded into the state: ${e.evidence} piece(s) of evidence, answer ${e.answer ? `“${e.answer}”` : "not yet"}`
-        + ` · ${e.prompt_tokens + e.completion_tokens} tokens`;
+    case "RoundCompressed": {
+      const rate = e.llm_seconds ? `, ${(e.completion_tokens / e.llm_seconds).toFixed(1)} tok/s` : "";
+      return `round ${e.iteration} folded into the state: ${e.summary || "nothing new"}; ${e.evidence} piece(s) of evidence`
+        + `${e.compression_failed ? " (compression failed: previous state kept)" : ""}`
+        + ` · ${e.prompt_tokens.toLocaleString()} prompt + ${e.completion_tokens.toLocaleString()} generated tokens${rate}`;
+    }
     case "Converged":
       return `done: ${e.reason}`;
     case "RunFinished":
