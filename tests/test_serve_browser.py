@@ -113,6 +113,8 @@ def test_ingest_ask_watch_and_read_in_a_real_browser(server: str, browser: Any) 
     browser.find_element(By.ID, "ask-button").click()
     _wait(lambda: texts("#progress li"), 300, "the first progress line")
     print(f"\nfirst progress line {time.perf_counter() - asked:.1f} s after asking")
+    _wait(lambda: any(t.startswith("started") for t in texts("#progress li")), 300, "the run to start")
+    print(f"the run started (models loaded, question read) {time.perf_counter() - asked:.1f} s after asking")
     assert not browser.find_elements(By.ID, "answer")
     answer = _wait(lambda: browser.find_elements(By.ID, "answer"), ANSWER_WAIT_S, "the answer")[0]
     assert "1849" in answer.text

@@ -192,6 +192,8 @@ async def api_ask(web: Web, request: Request) -> JSONResponse:
         raise RetracError("the collection is empty: add documents on the Collection page first")
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
+        if not web.worker.models_loaded:
+            emit({"event": "LoadingModels"})
         run_events(app.ask(question), emit)
 
     return _job(web, web.worker.submit("ask", question.strip(), work), 202)
@@ -212,6 +214,8 @@ def api_resume(web: Web, request: Request) -> JSONResponse:
         raise RetracError(f"run {run_id} has finished ({run['status']}); there is nothing to resume")
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
+        if not web.worker.models_loaded:
+            emit({"event": "LoadingModels"})
         run_events(app.resume(run_id), emit)
 
     job = web.worker.submit("resume", run["question"], work)

@@ -37,6 +37,8 @@ const seconds = (t) => (t === undefined ? "" : ` · ${Math.round(t)} s`);
 
 function describe(e) {
   switch (e.event) {
+    case "LoadingModels":
+      return "loading the models (the first question only)…";
     case "RunStarted":
       return e.resumed_at_round ? `resumed at round ${e.resumed_at_round}` : "started: searching the question itself";
     case "StepTaken": {
