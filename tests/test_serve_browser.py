@@ -3,7 +3,7 @@ Selenium and the system's chromedriver (no browser download), against a real ser
 with the real models. It ingests the demo folder from the Collection page, asks the demo question,
 sees progress before the answer, opens a citation, and finds the run in the list.
 
-With RETRAC_SCREENSHOTS=FOLDER it also saves the pictures the README shows."""
+With SERVE_SCREENSHOTS=FOLDER it also saves the pictures the README shows."""
 
 from __future__ import annotations
 
@@ -84,7 +84,7 @@ def _wait(condition: Any, timeout: float, what: str) -> Any:
 
 
 def _shot(driver: Any, name: str) -> None:
-    folder = os.environ.get("RETRAC_SCREENSHOTS")
+    folder = os.environ.get("SERVE_SCREENSHOTS")
     if folder:
         Path(folder).mkdir(parents=True, exist_ok=True)
         driver.save_screenshot(str(Path(folder) / name))

@@ -56,7 +56,7 @@ function describe(e) {
     case "Converged":
       return `done: ${e.reason}`;
     case "RunFinished":
-      return `answered (${e.result.status}) in ${Math.round(e.result.seconds)} s`;
+      return `finished: ${e.result.status}, in ${Math.round(e.result.seconds)} s`;
     case "IngestProgress":
       return e.stage === "start"
         ? `${e.files} file(s) to read, ${size(e.bytes)}`
