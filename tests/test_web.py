@@ -143,6 +143,22 @@ def test_a_queued_ask_is_told_its_place(client: TestClient, monkeypatch: pytest.
     assert finished(client, first)["state"] == "done" and stream[-1][1] == "end"
 
 
+def test_a_queued_job_can_be_cancelled_a_running_one_cannot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    ingested(client)
+    monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.05)
+    first = client.post("/api/ask", json={"question": QUESTION}).json()
+    second = client.post("/api/ask", json={"question": "Who designed the Karn Point Lighthouse?"}).json()
+    cancelled = client.post(f"/api/jobs/{second['job_id']}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["state"] == "failed"
+    assert [e for _, _, e in events(client, second["job_id"]) if e.get("event")] == [{"event": "Cancelled", "t": 0.0}]
+    while client.get(f"/api/jobs/{first['job_id']}").json()["state"] == "queued":
+        time.sleep(0.01)
+    running = client.post(f"/api/jobs/{first['job_id']}/cancel")
+    assert running.status_code == 400 and "only a queued job" in running.json()["error"]
+    assert finished(client, first)["state"] == "done"
+    assert len(client.get("/api/runs").json()) == 1  # the cancelled question never became a run
+
+
 def test_the_api_answers_as_the_cli_prints(client: TestClient, runner: Any, web_settings: Settings) -> None:
     from retrac_local.cli.main import cli
 

@@ -230,6 +230,14 @@ def api_job(web: Web, request: Request) -> JSONResponse:
     return _job(web, job)
 
 
+def api_cancel(web: Web, request: Request) -> JSONResponse:
+    job = web.worker.job(request.path_params["job_id"])
+    if job is None:
+        return _error(404, "no such job (the server was restarted?): the runs page lists every run")
+    web.worker.cancel(job)
+    return _job(web, job)
+
+
 async def api_events(web: Web, request: Request) -> Response:
     """Server-sent events: every event of the job from the first (or after `Last-Event-ID`), then
     `end`. A page that reconnects gets what it missed; one that reopens later gets it all again."""
@@ -415,6 +423,7 @@ def create_app(settings: Settings, make_app: Callable[[], Retrac] | None = None,
         Route("/api/runs/{run_id}/resume", _handled(web, api_resume), methods=["POST"]),
         Route("/api/jobs/{job_id}", _handled(web, api_job)),
         Route("/api/jobs/{job_id}/events", _handled(web, api_events)),
+        Route("/api/jobs/{job_id}/cancel", _handled(web, api_cancel), methods=["POST"]),
         Route("/api/collection", _handled(web, api_collection)),
         Route("/api/ingest", _handled(web, api_ingest), methods=["POST"]),
         Route("/api/collection/{file_id}/remove", _handled(web, api_remove), methods=["POST"]),

@@ -88,6 +88,18 @@ class Worker:
             self._changed.notify_all()
         return job
 
+    def cancel(self, job: Job) -> None:
+        """Take a queued job out of the queue. A running job cannot be stopped from here: stopping the
+        server interrupts it, and a run stays resumable."""
+        with self._changed:
+            if job.state != "queued":
+                raise RetracError(f"the job is {job.state}; only a queued job can be cancelled "
+                                  "(to interrupt a run, stop the server: the run stays resumable)")
+            self._queue = deque((j, w) for j, w in self._queue if j.id != job.id)
+            job.events.append({"event": "Cancelled", "t": 0.0})
+            job.state, job.error = "failed", "cancelled before it started"
+            self._changed.notify_all()
+
     def job(self, job_id: str) -> Job | None:
         return self._jobs.get(job_id)
 

@@ -68,6 +68,8 @@ function describe(e) {
     }
     case "Removed":
       return `removed ${e.removed}: ${e.documents} document(s), ${e.chunks} chunk(s)`;
+    case "Cancelled":
+      return "cancelled before it started";
     case "Failed":
       return `failed: ${e.error}`;
     default:
@@ -98,6 +100,15 @@ function follow(jobId, done) {
   source.addEventListener("queued", (message) => {
     const ahead = JSON.parse(message.data).ahead;
     status(ahead ? `queued: ${ahead} job(s) ahead of this one (one model, one job at a time)` : "starting…");
+    if (ahead) {
+      const cancel = document.createElement("button");
+      cancel.type = "button";
+      cancel.className = "remove";
+      cancel.textContent = "Cancel";
+      cancel.addEventListener("click", () => send(`/api/jobs/${encodeURIComponent(jobId)}/cancel`)
+        .catch((error) => status(error.message)));
+      $("job-status").append(" ", cancel);
+    }
   });
   source.addEventListener("end", () => {
     source.close();
