@@ -228,6 +228,38 @@ def test_each_mode_is_hashed_over_the_code_it_imports(tmp_path: Path) -> None:
     assert mode_version.__wrapped__("rag", root) == before["rag"]
 
 
+def test_a_comment_a_docstring_or_the_layout_does_not_change_a_modes_version(tmp_path: Path) -> None:
+    from retrac_local.eval.codehash import legacy_version
+
+    root = _package(tmp_path / "retrac_local", {
+        "__init__.py": "", "agent/__init__.py": "", "config.py": "", "api.py": "", "agent/react.py": "", "agent/rag.py": "",
+        "agent/loop.py": '"""The loop."""\n\n\ndef step(x):\n    """One step."""\n    return x + 1  # add one\n',
+    })
+    for name in ("llm", "corpus"):
+        (root / name).mkdir()
+    before, legacy = mode_version.__wrapped__("retrac", root), legacy_version.__wrapped__("retrac", root)
+    (root / "agent/loop.py").write_text('"""The loop, reworded."""\n\n\ndef step(x):\n    # one more than x\n'
+                                       '    return (\n        x + 1\n    )\n')
+    assert mode_version.__wrapped__("retrac", root) == before
+    assert legacy_version.__wrapped__("retrac", root) != legacy  # the bytes changed
+    (root / "agent/loop.py").write_text('"""The loop."""\n\n\ndef step(x):\n    return x + 2\n')
+    assert mode_version.__wrapped__("retrac", root) != before
+
+
+def test_results_recorded_under_the_legacy_hash_of_todays_code_are_carried_over(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    Evaluation(out, {"x": 1, "code": {"retrac": "bytes1", "rag": "bytes2"}}).run(
+        QUESTIONS, {"retrac": lambda q: _result("Paris", [100], ["d1#0"]), "rag": lambda q: _result("Paris", [100], ["d1#0"])})
+    # retrac's files are unchanged (legacy hash equal), rag's changed since (legacy hash differs)
+    evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}},
+                            legacy_code={"retrac": "bytes1", "rag": "bytes9"})
+    assert evaluation.set_aside == {"rag": "bytes2"}
+    assert [(r["mode"], r["code"]) for r in evaluation.rows] == [("retrac", "tree1"), ("retrac", "tree1")]
+    assert json.loads((out / "eval.json").read_text())["code"] == {"retrac": "tree1", "rag": "tree2"}
+    again = Evaluation(out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": "bytes1"})
+    assert again.set_aside == {} and len(again.rows) == 2
+
+
 def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: Path) -> None:
     out, ran = tmp_path / "eval", []
 

@@ -37,6 +37,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
     --report-name). Stop it at any time; the same command continues it. Results of a mode whose code
     did not change are reused."""
     from retrac_local.cli.progress import eval_progress
+    from retrac_local.eval.codehash import legacy_version
     from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, method_annotator, parse_modes
     from retrac_local.eval.questions import load_questions
     from retrac_local.eval.report import write_report
@@ -54,7 +55,8 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
         home = hidden_home(app.settings.home, questions, _remove_documents)
         app = make_app(overrides | {"home": str(home)})
         config |= {"unanswerable": len(hidden_doc_ids(questions))}
-    evaluation = Evaluation(out, config, check=not report_only)
+    legacy = {mode: legacy_version(mode) for mode in config["code"]}
+    evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy)
     annotate = method_annotator(app.runs)
     evaluation.annotate_missing(questions, annotate)
 

@@ -74,9 +74,36 @@ def closure(entries: tuple[str, ...], root: Path = ROOT) -> list[Path]:
     return sorted(seen | set(templates))
 
 
+def _meaning(path: Path) -> bytes:
+    """What a file does, not how it is written: a module's syntax tree without docstrings (comments,
+    blank lines and layout are not in the tree), so that a reworded comment or `ruff format` does not
+    void an evaluation; a prompt template as it is (every character of it reaches the model)."""
+    if path.suffix != ".py":
+        return path.read_bytes()
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+                and isinstance(node.body[0].value.value, str)):
+            node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree).encode()
+
+
 @cache
 def mode_version(mode: str, root: Path = ROOT) -> str:
-    """A hash of the code and prompts `mode`'s answers depend on."""
+    """A hash of what the code and prompts `mode`'s answers depend on do."""
+    digest = hashlib.sha1()
+    for path in closure((*ENTRIES[mode], *SHARED), root):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(_meaning(path))
+    return digest.hexdigest()[:12]
+
+
+@cache
+def legacy_version(mode: str, root: Path = ROOT) -> str:
+    """The hash evaluations recorded before `mode_version` read syntax trees: over the files' bytes.
+    An evaluation recorded under today's files hashed this way is today's code, and its results are
+    carried over to `mode_version` (`Evaluation(..., legacy_code=…)`)."""
     digest = hashlib.sha1()
     for path in closure((*ENTRIES[mode], *SHARED), root):
         digest.update(path.relative_to(root).as_posix().encode())

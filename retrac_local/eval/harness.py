@@ -82,9 +82,13 @@ def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
 
 
 class Evaluation:
-    def __init__(self, out: Path, config: dict[str, Any], check: bool = True) -> None:
+    def __init__(self, out: Path, config: dict[str, Any], check: bool = True,
+                 legacy_code: dict[str, str] | None = None) -> None:
         """`check`: refuse an evaluation recorded under other settings or code (off only to redraw
-        the report of finished results, which runs nothing)."""
+        the report of finished results, which runs nothing). `legacy_code`: each mode's code as an
+        older harness hashed it (`codehash.legacy_version`); results recorded under it are today's
+        code, and are carried over to today's version instead of set aside."""
+        self.legacy_code = legacy_code or {}
         self.out = out
         self.results_file, self.pending_file = out / "results.jsonl", out / "pending.json"
         self.set_aside: dict[str, str] = {}  # mode → the code version whose results were set aside
@@ -109,7 +113,12 @@ class Evaluation:
                     "continue it with the same settings, or give another --out (or delete that folder)"
                 )
             old = recorded.get("code")
-            old_codes = old if isinstance(old, dict) else {}
+            old_codes = dict(old) if isinstance(old, dict) else {}
+            carried = {m: v for m, v in config.get("code", {}).items()
+                       if m in self.legacy_code and old_codes.get(m) == self.legacy_code[m] != v}
+            if carried:
+                self._carry_rows(carried)
+                old_codes |= carried
             self.set_aside = {m: old_codes.get(m, str(old)) for m, v in config.get("code", {}).items()
                              if old_codes.get(m) != v}
             self._set_aside_rows()
@@ -124,6 +133,15 @@ class Evaluation:
             with open(self.results_file, "r+b") as f:
                 f.truncate(len(good))
         return [json.loads(line) for line in good.decode("utf-8").splitlines() if line.strip()]
+
+    def _carry_rows(self, carried: dict[str, str]) -> None:
+        """The rows of the modes in `carried` (all of the recorded version: older ones were set aside
+        when it changed) take today's version."""
+        rows = self._load_rows()
+        for r in rows:
+            if r["mode"] in carried:
+                r["code"] = carried[r["mode"]]
+        _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
     def _set_aside_rows(self) -> None:
         rows = self._load_rows()
