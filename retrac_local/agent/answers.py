@@ -5,8 +5,8 @@ the evidence does not state.
   "is/was/did …" → yes or no, "where" → a place, "who" → a name); no kind when the rules are unsure.
   An answer of the wrong kind (a person's name for "where was she born?") is the entity the
   question goes *through*, not the one it asks for: the run must not stop on it.
-- **New.** A question that asks for something does not already state it: "at what York County
-  naval base?" is not answered by "York County". An answer made only of the question's own words
+- **New.** A question that asks for something does not already state it: "at what Orrin County
+  lighthouse?" is not answered by "Orrin County". An answer made only of the question's own words
   is the entity the question starts from (yes/no questions and questions that name their options
   excepted).
 - **Short.** Gold answers are short spans and a person wants the answer first: a parenthetical

@@ -1,4 +1,4 @@
-"""The alternatives a question names ("Which is a herb, Brassia or Achimenes?", "Between A and B,
+"""The alternatives a question names ("Which is a herb, Saltwort or Kelpia?", "Between A and B,
 who …?"), so that the final answer can be held to one of them.
 
 Small models answer such questions with the property instead of the option ("herb"); when the
