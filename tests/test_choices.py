@@ -92,6 +92,7 @@ def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, or
         final("Ada Vellacott", "E1"),
     )
     agent = ResearchAgent(retrac, retrac, orrin, settings.model_copy(update={"budget": budget}), RunStore(settings.runs_db))
-    result = [e for e in agent.ask(CHOICE_Q)][-1].result
+    # (who was born first is decided by code from the dates, with no final call: test_datecompare)
+    result = [e for e in agent.ask("Who designed more lighthouses, Ada Vellacott or Jonas Pell?")][-1].result
     assert result.answer == "Ada Vellacott" and _answer_enum(retrac) == expected
     assert issubclass(retrac.calls[-1].schema, FinalAnswer)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import candidates, conflicts, linking, prompts, rereading
+from retrac_local.agent import candidates, conflicts, datecompare, linking, prompts, rereading
 from retrac_local.agent.answers import restates_question, shorten, unsupported, wrong_kind_question
 from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
@@ -48,7 +48,7 @@ from retrac_local.errors import ContextOverflowError, RetracError, StructuredOut
 from retrac_local.llm.base import LLM, Message
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
-from retrac_local.state import Evidence, ResearchState
+from retrac_local.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.tools import TOOL_NAMES, Observation, SearchArgs, SearchTool, argument_of
 from retrac_local.verify import normalise, quote_in
 
@@ -387,8 +387,13 @@ class ResearchAgent:
         choices = options(state.question)
         answer = pick(state.answer, choices)
         cited: list[str] = []
-        found = self._reread(run_id, state)
-        if state.evidence or state.answer or found:
+        chunks = self._run_chunks(run_id)
+        decided = datecompare.decide(state.question, chunks) if choices else None
+        found = [] if decided else self._reread(state, chunks, run_id)
+        if decided:  # two dates compared by code: no model call, the two sentences are the evidence
+            answer = decided.answer
+            state, cited = _cite_dated(state, decided)
+        elif state.evidence or state.answer or found:
             messages: list[Message] = [
                 {"role": "system", "content": self.system_prompt},
                 {"role": "user", "content": prompts.render("finalize", evidence=state.render_for_answer(),
@@ -451,12 +456,15 @@ class ResearchAgent:
         assert isinstance(generation.parsed, FinalAnswer)
         return generation.parsed
 
-    def _reread(self, run_id: str, state: ResearchState) -> list[Sentence]:
+    def _run_chunks(self, run_id: str) -> list[Chunk]:
+        """The chunks the run's tools returned, as stored now, in first-seen order."""
+        return [c for c in (self.corpus.get_chunk(i) for i in self._retrieved(run_id)) if c is not None]
+
+    def _reread(self, state: ResearchState, chunks: list[Chunk], run_id: str) -> list[Sentence]:
         """The sentences of the run's texts the final answer reads beside the evidence."""
         count = self.settings.budget.final_passages
         if count <= 0:
             return []
-        chunks = [c for c in (self.corpus.get_chunk(i) for i in self._retrieved(run_id)) if c is not None]
         return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
 
     @staticmethod
@@ -522,6 +530,21 @@ def _with_statement(answer: str | None, refs: list[str], state: ResearchState, f
     if not stating or any(i in stating for i in refs):
         return refs
     return [stating[0], *refs]
+
+
+def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[ResearchState, list[str]]:
+    """`state` with the two sentences that date the options as evidence (verbatim, so verified;
+    a piece of evidence that already quotes one is cited instead), and their ids."""
+    evidence, ids = list(state.evidence), []
+    for dated in decided.dated:
+        same = next((e for e in evidence if e.source == dated.chunk.chunk_id
+                     and normalise(e.quote) == normalise(dated.sentence)), None)
+        if same is None:
+            same = Evidence(id=next_evidence_id(evidence), fact=dated.sentence, source=dated.chunk.chunk_id,
+                            quote=dated.sentence, verified="yes", round=state.iteration, title=dated.chunk.title)
+            evidence.append(same)
+        ids.append(same.id)
+    return state.model_copy(update={"evidence": evidence}), list(dict.fromkeys(ids))
 
 
 def _constraint_like(span: str) -> bool:
