@@ -8,6 +8,7 @@ from retrac_local.agent.answers import (
     expected_kind,
     fits,
     is_person,
+    named_spans,
     restates_question,
     shorten,
     unsupported,
@@ -66,6 +67,11 @@ def test_short_answers_lose_their_asides() -> None:
     assert shorten("Port Saltry.", "Where was she born?") == "Port Saltry"
     assert shorten("Yes, both are painted white", "Are both towers painted white?") == "yes"
     assert shorten("Ada Vellacott", "Who designed it?") == "Ada Vellacott"
+    # a lead that repeats the question's subject and its verb is cut; a name the question holds is not
+    assert shorten("Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott designed which lighthouse?") == \
+        "the Karn Point Lighthouse"
+    assert shorten("Jonas Pell and Ada Vellacott", "Who worked with Jonas Pell?") == "Jonas Pell and Ada Vellacott"
+    assert shorten("Ada Vellacott designed it", "Who designed it?") == "Ada Vellacott designed it"  # no verb-ended lead
 
 
 def test_an_answer_naming_what_no_evidence_states_is_caught() -> None:
@@ -92,3 +98,12 @@ def test_an_answer_made_of_the_question_s_own_words_restates_it(answer: str, que
     assert restates_question(answer, question) is restates
     gap = wrong_kind_question(question, answer)
     assert (gap is not None and "named in the question itself" in gap) is restates
+
+
+def test_the_names_a_restated_answer_may_be_held_to_are_those_beyond_the_question() -> None:
+    texts = ["Karn Point Lighthouse. The tower was designed by Ada Vellacott for the Orrin Lights Board.",
+             "In 1887 Ada Vellacott's light was first lit at Karn Point, by the Lights Board of Orrin."]
+    names = named_spans(texts, "Which engineer designed the Karn Point Lighthouse?")
+    assert names == ("Ada Vellacott", "Orrin Lights Board", "Lights Board of Orrin")  # "The", "In", "1887" are no names
+    assert named_spans(texts, "Which engineer designed the Karn Point Lighthouse?", limit=1) == ("Ada Vellacott",)
+    assert named_spans([], "Who?") == ()

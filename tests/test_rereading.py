@@ -85,6 +85,11 @@ def test_an_answer_the_question_names_is_asked_again_once(settings: Settings, or
     again = llm.calls[-1].messages
     assert again[-2]["role"] == "assistant" and "Karn Point Lighthouse" in again[-2]["content"]
     assert '"Karn Point Lighthouse" is named in the question itself' in again[-1]["content"]
+    # the second answer is held to the names the texts hold beyond the question's words
+    names = llm.calls[-1].schema.model_json_schema()["properties"]["answer"]["enum"]  # type: ignore[union-attr]
+    assert "Ada Vellacott" in names and "Orrin Lights Board" in names
+    assert not any("Karn Point" in n for n in names)
+    assert "Ada Vellacott" in again[-1]["content"].split("these names from the texts")[1]
 
 
 def test_a_finished_run_is_answered_again_from_its_last_state(settings: Settings, orrin: MemoryCorpus) -> None:

@@ -105,14 +105,60 @@ def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None)
 
 
 def shorten(answer: str, question: str) -> str:
-    """The answer without asides: "(24th century BC)", ", also spelt …"; "Yes, it is" → "yes"."""
+    """The answer without asides: "(24th century BC)", ", also spelt …"; "Yes, it is" → "yes"; and
+    without a lead that repeats the question's subject and verb: "Ada Vellacott designed the Karn
+    Point Lighthouse" → "the Karn Point Lighthouse" for "Ada Vellacott designed which lighthouse?"."""
     a = normalise(answer).strip()
     if expected_kind(question) == "yes/no":
         first = re.findall(r"[A-Za-z]+", a)[:1]
         if first and first[0].lower() in ("yes", "no"):
             return first[0].lower()
     short = _TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.")
-    return short or a
+    return _without_restated_lead(short or a, question)
+
+
+_LEAD_VERB = re.compile(r"^(is|was|are|were|has|had|have|did|does|plays|played|won|wrote|became|[a-z]+ed)$")
+
+
+def _without_restated_lead(answer: str, question: str) -> str:
+    """The answer less its longest lead of two words or more that the question holds word for
+    word and that ends in a verb ("Ada Vellacott designed …"), when words are left after it."""
+    words = answer.split()
+    q = " " + " ".join(re.findall(r"\w+", normalise(question).lower())) + " "
+    for end in range(len(words) - 1, 1, -1):
+        lead = [w.lower() for w in re.findall(r"\w+", " ".join(words[:end]))]
+        if len(lead) >= 2 and _LEAD_VERB.match(lead[-1]) and " " + " ".join(lead) + " " in q:
+            return " ".join(words[end:]).strip(" ,;.")
+    return answer
+
+
+_NAME_RUN = re.compile(r"(?:[A-Z0-9][\w'’.-]*)(?:\s+(?:(?:of|the|de|la|le|du|da|von|van|der|del|y)\s+)*"
+                       r"[A-Z0-9][\w'’.-]*)*")
+_NOT_A_NAME = frozenset(["the", "a", "an", "he", "she", "it", "they", "his", "her", "its", "their", "in", "on", "at",
+                         "this", "that", "these", "those", "there", "after", "before", "during", "while", "when",
+                         "as", "by", "for", "from", "with", "but", "and", "also", "however", "i"])
+
+
+def named_spans(texts: list[str], question: str, limit: int = 24) -> tuple[str, ...]:
+    """The names the texts hold that are not made of the question's own words, first seen first:
+    what an answer that restated the question may be held to instead ("what Orrin County
+    lighthouse?" → one of the names the evidence gives, not "Orrin County")."""
+    found: dict[str, str] = {}
+    for text in texts:
+        for m in _NAME_RUN.finditer(normalise(text)):
+            name = m.group(0).strip(" .,;'’")
+            words = name.split()
+            while words and (words[0].lower() in _NOT_A_NAME or re.fullmatch(r"\d{3,4},?", words[0])):
+                words = words[1:]  # a sentence's first word ("The", "In") or a year: "In 1887 Ada …"
+            name = re.sub(r"['’]s$", "", " ".join(words))
+            if not name or len(name) < 2 or re.fullmatch(r"[\d\s.,-]+", name):
+                continue
+            if restates_question(name, question):
+                continue
+            found.setdefault(name.lower(), name)
+            if len(found) >= limit:
+                return tuple(found.values())
+    return tuple(found.values())
 
 
 def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:

@@ -18,7 +18,13 @@ from typing import Any
 
 from retrac_local import interrupt
 from retrac_local.agent import candidates, conflicts, datecompare, linking, prompts, rereading
-from retrac_local.agent.answers import restates_question, shorten, unsupported, wrong_kind_question
+from retrac_local.agent.answers import (
+    named_spans,
+    restates_question,
+    shorten,
+    unsupported,
+    wrong_kind_question,
+)
 from retrac_local.agent.candidates import PickArgs, PlannerAction
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
@@ -406,11 +412,16 @@ class ResearchAgent:
                 parsed = self._final_answer(messages, schema)
                 if not choices and restates_question(parsed.answer, state.question):
                     # Once more: what the question names is where it starts, not what it asks for.
+                    # The second answer is held to the names the texts hold beyond the question's
+                    # own words (asked again freely, the small model repeats itself).
+                    names = named_spans([*(f"{e.title}. {e.quote}" for e in state.evidence),
+                                         *(f"{s.chunk.title}. {s.text}" for s in found)], state.question)
                     messages += [{"role": "assistant", "content": parsed.model_dump_json()},
                                  {"role": "user", "content": prompts.render(
-                                     "finalize_again", answer=parsed.answer.strip(), passages=bool(found))}]
+                                     "finalize_again", answer=parsed.answer.strip(), passages=bool(found),
+                                     names=names)}]
                     with contextlib.suppress(StructuredOutputError, ContextOverflowError):  # else the first stands
-                        parsed = self._final_answer(messages, schema)
+                        parsed = self._final_answer(messages, held_to(schema, names))
                 answer = parsed.answer.strip() or state.answer
                 refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
                 state, cited = rereading.cite(state, found, refs)
