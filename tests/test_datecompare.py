@@ -129,7 +129,7 @@ def test_a_run_answers_a_date_comparison_by_code_without_a_final_model_call(sett
     agent = ResearchAgent(llm, llm, orrin, settings.model_copy(update={"budget": budget}), RunStore(settings.runs_db))
     result = [e for e in agent.ask("Who was born first, Jonas Pell or Ada Vellacott?")][-1].result
     assert result.answer == "Ada Vellacott"
-    assert [c.schema for c in llm.calls] == [ConstraintsDraft, llm.calls[1].schema]  # no final call
+    assert len(llm.calls) == 2 and llm.calls[0].schema is ConstraintsDraft  # no final call
     assert issubclass(llm.calls[1].schema, StateUpdate)
     quotes = " | ".join(c.quote for c in result.citations)
     assert "born in 1856" in quotes and "born on 3 May 1849" in quotes
