@@ -83,3 +83,30 @@ def test_retrac_ask_runs_on_the_server(server: str, tmp_path: Path) -> None:
     result = json.loads(out.stdout)
     assert result["llm_calls"] >= 3 and result["prompt_tokens"] > 0 and result["rounds"] == 1
     assert result["status"] in ("answered", "unsure", "budget-exhausted", "failed")
+
+
+def test_a_two_question_batch_on_a_local_ray_shares_the_server(server: str, tmp_path: Path) -> None:
+    """`retrac batch` as a team would run it on one machine: two Ray workers, one model server."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
+    env |= {"RETRAC_HOME": str(tmp_path / "home"), "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
+            "RETRAC_BUDGET__MAX_ROUNDS": "1", "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "1",
+            "RETRAC_BUDGET__OPENING_SEARCHES": "1"}
+    for role in ("PLANNER", "COMPRESSOR"):
+        env |= {f"RETRAC_{role}__URL": server, f"RETRAC_{role}__SCHEMA_FORMAT": "json_object"}
+    cli = [sys.executable, "-m", "retrac_local.cli.main"]
+    subprocess.run([*cli, "ingest", str(DEMO_DOCS)], env=env, check=True, capture_output=True, timeout=300)
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "g", "question": "Who founded the Gull Line ferry company?"}\n'
+                         '{"id": "k", "question": "Who designed the Karn Point Lighthouse?"}\n')
+    out = subprocess.run([*cli, "batch", str(questions), "--out", str(tmp_path / "out"), "--workers", "2", "--json"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["total"] == 2 and "failed" not in report["written"]
+    lines = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert sorted(line["id"] for line in lines) == ["g", "k"]
+    for line in lines:
+        shown = subprocess.run([*cli, "runs", "show", line["run_id"], "--json"], env=env, capture_output=True,
+                               text=True, timeout=120)
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        assert line["question"] in shown.stdout  # the run reached the local run store through the driver
