@@ -24,8 +24,13 @@ from tests.kill_target import Deterministic  # noqa: E402
 
 
 class Failing(Deterministic):
+    """The kill tests' model, which also answers the baselines (RAG's and ReAct's short answer)."""
+
     def __init__(self, fail_on: str | None) -> None:
         self.fail_on = fail_on
+
+    def _reply(self, messages: list[Any], schema: str) -> dict[str, Any]:
+        return {"answer": "1849"} if schema == "ShortAnswer" else super()._reply(messages, schema)
 
     def generate(self, messages: list[Any], **kwargs: Any) -> Any:
         if self.fail_on and any(self.fail_on in m["content"] for m in messages):

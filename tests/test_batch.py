@@ -182,3 +182,33 @@ def test_the_command_refuses_an_empty_collection_and_a_bad_file_with_one_line(ru
     result = runner.invoke(cli, ["batch", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1 and "cannot read the questions file" in result.output
     assert not (tmp_path / "out").exists()  # nothing was started
+
+
+def test_an_evaluation_on_a_local_ray_writes_the_rows_and_moves_the_runs_home(
+        home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from retrac_local.batch.pool import RayPool
+    from retrac_local.eval.harness import Evaluation, method_annotator
+    from retrac_local.eval.questions import load_questions
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in [
+        {"id": "e1", "question": "When was the designer of Karn Point Lighthouse born?", "answers": ["3 May 1849"],
+         "supporting_doc_ids": ["karn-point", "ada-vellacott"], "type": "bridge"},
+        {"id": "e2", "question": "Where was Jonas Pell born?", "answers": ["Orley"], "supporting_doc_ids": ["jonas-pell"]},
+    ]))
+    questions = load_questions(path)
+    local = Retrac(home, embedder=HashingEmbedder())
+    evaluation = Evaluation(tmp_path / "eval", {"code": {}}, check=False)
+    with RayPool(ScriptedApp(home), workers=2) as pool:
+        failed = evaluation.run_on_ray(questions, ["retrac", "rag"], pool, local.runs, rag_k=3,
+                                       annotate=method_annotator(local.runs))
+    assert failed == []
+    rows = {(r["id"], r["mode"]): r for r in Evaluation(tmp_path / "eval", {}, check=False).rows}
+    assert set(rows) == {("e1", "retrac"), ("e1", "rag"), ("e2", "retrac"), ("e2", "rag")}
+    assert rows[("e1", "retrac")]["f1"] > 0  # "1849" against "3 May 1849"
+    for qid in ("e1", "e2"):
+        row = rows[(qid, "retrac")]
+        assert local.runs.run(row["run_id"])["question"] == row["question"]  # the run is in this store
+        assert "method" in row  # so the method's figures could be read from it
+    assert rows[("e2", "rag")]["llm_calls"] == 1

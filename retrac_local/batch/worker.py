@@ -22,6 +22,7 @@ from retrac_local.runstore import RunStore
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
     from retrac_local.config import Settings
+    from retrac_local.eval.questions import EvalQuestion
     from retrac_local.state import ResearchState
 
 AppFactory = Callable[[], "Retrac"]
@@ -38,6 +39,10 @@ class FromSettings:
         from retrac_local.api import Retrac
 
         return Retrac(self.settings)
+
+
+def _reason(error: Exception) -> str:
+    return str(error) if isinstance(error, RetracError) else "".join(traceback.format_exception_only(error)).strip()
 
 
 class DeferredMemory(RunMemory):
@@ -59,8 +64,9 @@ class Outcome:
     id: str
     question: str
     seconds: float
-    record: RunRecord | None = None  # the finished run; None when it failed
+    record: RunRecord | None = None  # the finished run of the run store (Re-TRAC); None when it failed
     error: str | None = None
+    result: dict[str, Any] | None = None  # RunResult.to_dict(with_calls=True); None when it failed
 
 
 class BatchWorker:
@@ -76,6 +82,24 @@ class BatchWorker:
         return True
 
     def run(self, question_id: str, question: str) -> Outcome:
+        """A Re-TRAC run of `question`."""
+        return self._retrac(question_id, question)
+
+    def evaluate(self, question: EvalQuestion, mode: str, rag_k: int) -> Outcome:
+        """One question of an evaluation in one mode; ReAct and RAG keep no run store."""
+        if mode == "retrac":
+            return self._retrac(question.id, question.question)
+        from retrac_local.eval.harness import baseline_runner
+
+        started = time.perf_counter()
+        try:
+            result = baseline_runner(self.app, mode, rag_k)(question)
+        except Exception as e:
+            return Outcome(question.id, question.question, time.perf_counter() - started, error=_reason(e))
+        return Outcome(question.id, question.question, time.perf_counter() - started,
+                       result=result.to_dict(with_calls=True))
+
+    def _retrac(self, question_id: str, question: str) -> Outcome:
         started = time.perf_counter()
         self.asked += 1
         store = RunStore(self.scratch / f"runs-{self.asked}.sqlite")
@@ -89,10 +113,10 @@ class BatchWorker:
                 raise RetracError("the run ended without a result")
             record = read_run(store, finished[-1].run_id)
             record.remembered = memory.kept
-            return Outcome(question_id, question, time.perf_counter() - started, record=record)
+            return Outcome(question_id, question, time.perf_counter() - started, record=record,
+                           result=finished[-1].to_dict(with_calls=True))
         except Exception as e:  # the model's server gone, a broken store, our bug: the question fails, the batch goes on
-            detail = str(e) if isinstance(e, RetracError) else "".join(traceback.format_exception_only(e)).strip()
-            return Outcome(question_id, question, time.perf_counter() - started, error=detail)
+            return Outcome(question_id, question, time.perf_counter() - started, error=_reason(e))
         finally:
             store.close()
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -26,10 +28,15 @@ from retrac_local.cli.app import make_app
 @click.option("--unanswerable", is_flag=True,
               help="hide the questions' gold documents (in a copy of the collection, made once under the home) "
                    "and measure how often each mode still answers with confidence")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="run this many (question, mode) pairs at once, each on a Ray worker (`pip install "
+                   "'retrac-local[scale]'`); give the models a server (planner.url, compressor.url)")
+@click.option("--ray-address", default=None, help="with --workers: a Ray cluster to join; a local Ray when absent")
 @click.option("--report-name", default="summary", show_default=True,
               help="stem of the report files, so that one folder can hold reports of several question ranges")
 def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
-             title: str | None, report_only: bool, unanswerable: bool, report_name: str) -> None:
+             title: str | None, report_only: bool, unanswerable: bool, workers: int | None, ray_address: str | None,
+             report_name: str) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
     Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
@@ -65,7 +72,9 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
         write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name,
                      unanswerable=unanswerable)
 
-    if not report_only:
+    if not report_only and (workers or ray_address):
+        _run_on_ray(app, evaluation, questions, mode_list, rag_k, workers or 1, ray_address, report, annotate)
+    elif not report_only:
         app.agent()  # an empty corpus or a missing model fails here, before any long work
         runners = make_runners(app, mode_list, evaluation, rag_k)
         try:  # Ctrl-C stops at the next token (a plain KeyboardInterrupt inside llama.cpp is swallowed)
@@ -77,6 +86,33 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
             sys.exit(130)
     report()
     click.echo((out / f"{report_name}.md").read_text())
+
+
+def _run_on_ray(app: Any, evaluation: Any, questions: list[Any], modes: list[str], rag_k: int, workers: int,
+                ray_address: str | None, report: Callable[[], None], annotate: Any) -> None:
+    from retrac_local.batch.pool import RayPool
+    from retrac_local.batch.worker import FromSettings
+    from retrac_local.cli.progress import eval_progress
+    from retrac_local.cli.render import say
+
+    if not app.corpus.exists() or app.corpus.table().count_rows() == 0:
+        raise click.ClickException(f"the corpus in {app.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
+    try:
+        with RayPool(FromSettings(app.settings), workers, ray_address) as pool, \
+                eval_progress(questions, modes, evaluation) as progress:
+            failed = evaluation.run_on_ray(questions, modes, pool, app.runs, rag_k, progress, on_question=report,
+                                           annotate=annotate)
+    except KeyboardInterrupt:
+        report()
+        click.echo(f"interrupted: finished results are kept in {evaluation.out}; run the same command to continue",
+                   err=True)
+        sys.exit(130)
+    report()
+    if failed:
+        for line in failed:
+            say(f"failed: {line}", err=True)
+        raise click.ClickException(f"{len(failed)} (question, mode) pair(s) failed and are not in the results; "
+                                   "run the same command again to retry them")
 
 
 def _remove_documents(home: Path, doc_ids: list[str]) -> None:

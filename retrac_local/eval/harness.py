@@ -181,6 +181,35 @@ class Evaluation:
             if on_question:
                 on_question()
 
+    def run_on_ray(self, questions: list[EvalQuestion], modes: list[str], pool: Any, runs: RunStore, rag_k: int,
+                   progress: Progress | None = None, on_question: Callable[[], None] | None = None,
+                   annotate: Annotate | None = None) -> list[str]:
+        """The (question, mode) pairs not done yet, on a pool of Ray workers (`batch.pool.RayPool`),
+        several at once; each row is written as its pair ends, a Re-TRAC run moved into `runs` first
+        (so that its row names a run of this store). A run cut off here starts afresh next time (no
+        pending run is resumed). Returns what failed, one line each; the rest is written."""
+        from retrac_local.batch.pool import WorkerFailed
+        from retrac_local.batch.transfer import write_run
+
+        jobs = [(q, m) for q in questions for m in modes if not self.done(q, m)]
+        failed: list[str] = []
+        for (question, mode), outcome in pool.map(jobs, "evaluate", lambda job: (job[0], job[1], rag_k)):
+            if isinstance(outcome, WorkerFailed) or outcome.result is None:
+                failed.append(f"{question.id} {mode}: {outcome if isinstance(outcome, WorkerFailed) else outcome.error}")
+                continue
+            result = RunResult.from_dict(outcome.result)
+            if outcome.record is not None:
+                result.run_id = write_run(runs, outcome.record)
+            row = score(question, mode, result) | {"code": mode_version(mode)}
+            if annotate:
+                row = annotate(question, row)
+            self._append(row)
+            if progress:
+                progress(question, mode, row)
+            if on_question:
+                on_question()
+        return failed
+
     def _append(self, row: dict[str, Any]) -> None:
         with open(self.results_file, "a", encoding="utf-8") as f:
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -256,10 +285,6 @@ def method_annotator(runs: RunStore) -> Annotate:
 
 def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int) -> dict[str, Runner]:
     """One runner per mode, all on the app's models, tools and corpus."""
-    from retrac_local.agent.rag import RagAnswerer
-    from retrac_local.agent.react import ReactAgent
-
-    planner, _ = app.llms()
 
     def retrac(question: EvalQuestion) -> RunResult:
         agent = app.agent()
@@ -280,12 +305,20 @@ def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int)
         evaluation.set_pending(question, None)
         return result
 
-    available: dict[str, Runner] = {
-        "retrac": retrac,
-        "react": lambda q: ReactAgent(planner, app.corpus, app.settings).run(q.question),
-        "rag": lambda q: RagAnswerer(planner, app.corpus, app.settings, k=rag_k).run(q.question),
-    }
-    return {m: available[m] for m in modes}
+    return {m: retrac if m == "retrac" else baseline_runner(app, m, rag_k) for m in modes}
+
+
+def baseline_runner(app: Any, mode: str, rag_k: int) -> Runner:
+    """ReAct or RAG on the app's planner, tools and corpus (they keep no run store)."""
+    from retrac_local.agent.rag import RagAnswerer
+    from retrac_local.agent.react import ReactAgent
+
+    planner, _ = app.llms()
+    if mode == "react":
+        return lambda q: ReactAgent(planner, app.corpus, app.settings).run(q.question)
+    if mode == "rag":
+        return lambda q: RagAnswerer(planner, app.corpus, app.settings, k=rag_k).run(q.question)
+    raise ValueError(f"no baseline mode {mode!r}")
 
 
 def _write_atomic(path: Path, text: str) -> None:
