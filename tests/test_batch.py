@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -152,12 +153,14 @@ def test_a_killed_driver_loses_only_the_questions_in_flight_and_the_same_command
     out = tmp_path / "out"
     command = [sys.executable, str(ROOT / "tests" / "batch_target.py"), str(questions), str(out), "1"]
     env = os.environ | {"RETRAC_HOME": str(home.home)}
-    driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    errors = (tmp_path / "driver.err").open("w")
+    driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True,
                               start_new_session=True)
     try:
         assert driver.stdout is not None
-        first = driver.stdout.readline()  # one question written
-        assert first.startswith("written"), first
+        ready, _, _ = select.select([driver.stdout], [], [], 240)  # one question written, or the driver is stuck
+        first = driver.stdout.readline() if ready else ""
+        assert first.startswith("written"), (tmp_path / "driver.err").read_text()[-2000:]
     finally:
         os.killpg(driver.pid, signal.SIGKILL)  # the driver and the local Ray it started
         driver.wait(timeout=30)
