@@ -172,12 +172,7 @@ class Evaluation:
                     continue
                 if progress:
                     progress(question, mode, None)
-                row = score(question, mode, runner(question)) | {"code": mode_version(mode)}
-                if annotate:
-                    row = annotate(question, row)
-                self._append(row)
-                if progress:
-                    progress(question, mode, row)
+                self._record(question, mode, runner(question), progress, annotate)
             if on_question:
                 on_question()
 
@@ -200,15 +195,19 @@ class Evaluation:
             result = RunResult.from_dict(outcome.result)
             if outcome.record is not None:
                 result.run_id = write_run(runs, outcome.record)
-            row = score(question, mode, result) | {"code": mode_version(mode)}
-            if annotate:
-                row = annotate(question, row)
-            self._append(row)
-            if progress:
-                progress(question, mode, row)
+            self._record(question, mode, result, progress, annotate)
             if on_question:
                 on_question()
         return failed
+
+    def _record(self, question: EvalQuestion, mode: str, result: RunResult, progress: Progress | None,
+                annotate: Annotate | None) -> None:
+        row = score(question, mode, result) | {"code": mode_version(mode)}
+        if annotate:
+            row = annotate(question, row)
+        self._append(row)
+        if progress:
+            progress(question, mode, row)
 
     def _append(self, row: dict[str, Any]) -> None:
         with open(self.results_file, "a", encoding="utf-8") as f:

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from retrac_local.errors import RetracError
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -36,28 +40,32 @@ def _question(row: object) -> EvalQuestion:
                         type=str(row.get("type", "")))
 
 
-def load_questions(path: Path, offset: int = 0, limit: int | None = None) -> list[EvalQuestion]:
-    """Questions offset+1 … offset+limit of the file, in file order. A bad line is an error that names
-    the file and line: a silently skipped question would shift every later one."""
+def read_records(path: Path, parse: Callable[[object], T], needs: str) -> list[T]:
+    """Every non-blank line of a JSON Lines questions file, parsed, in file order. A bad line is an
+    error that names the file, the line and what a line `needs`: a silently skipped question would
+    shift every later one. Ids (`.id`) must be unique."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise RetracError(f"cannot read the questions file {path}: {e}") from e
-    out: list[EvalQuestion] = []
+    out: list[T] = []
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            out.append(_question(json.loads(line)))
+            out.append(parse(json.loads(line)))
         except (ValueError, KeyError, TypeError) as e:
-            raise RetracError(
-                f"{path}, line {number}: not a question record ({e!r}); each line needs "
-                '{"id", "question", "answers": [...]} and may have "supporting_doc_ids" and "type"'
-            ) from e
-    ids = [q.id for q in out]
+            raise RetracError(f"{path}, line {number}: not a question record ({e!r}); each line needs {needs}") from e
+    ids = [getattr(q, "id") for q in out]  # noqa: B009 (any record with an id)
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
         raise RetracError(f"{path}: question id {dup!r} occurs more than once; ids must be unique")
+    return out
+
+
+def load_questions(path: Path, offset: int = 0, limit: int | None = None) -> list[EvalQuestion]:
+    """Questions offset+1 … offset+limit of the file, in file order."""
+    out = read_records(path, _question, '{"id", "question", "answers": [...]} and may have "supporting_doc_ids" and "type"')
     selected = out[offset:offset + limit if limit is not None else None]
     if not selected:
         raise RetracError(f"{path}: no questions left after --offset {offset} (the file has {len(out)})")
