@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale eval eval-wide eval-split eval-unanswerable eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -155,6 +155,28 @@ bench-builds: setup  ## llama.cpp speed: portable build vs the one `make setup` 
 		$(PORTABLE_WHEELHOUSE)/llama_cpp_python-$(LLAMA_VERSION)-*.whl
 	$(PY) -m retrac_local.bench.builds --build portable=$(BENCH_DIR)/venv-portable/bin/python --build setup=$(PY) \
 		--out $(BENCH_DIR)/builds --runs 3
+
+# llama.cpp's own server (parallel slots, continuous batching), built from the source that
+# llama-cpp-python's sdist vendors: the same pinned CPU flags, no web UI, nothing downloaded but the sdist.
+LLAMA_SERVER := $(CACHE_DIR)/llama-server/$(LLAMA_FLAVOR)/bin/llama-server
+llama-server: $(VENV)/.created  ## build llama.cpp's server once into the cache (about 8 minutes on 2 cores)
+	@if [ -x $(LLAMA_SERVER) ]; then echo "llama-server found: $(LLAMA_SERVER)"; else \
+		set -e; src=$$(mktemp -d); \
+		$(PIP) download --no-binary :all: --no-deps llama-cpp-python==$(LLAMA_VERSION) -d $$src -q; \
+		tar xzf $$src/llama_cpp_python-$(LLAMA_VERSION).tar.gz -C $$src; \
+		cmake -S $$src/llama_cpp_python-$(LLAMA_VERSION)/vendor/llama.cpp -B $$src/build -DCMAKE_BUILD_TYPE=Release \
+			$(LLAMA_CMAKE_ARGS) -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+			-DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF; \
+		cmake --build $$src/build --target llama-server -j $$(nproc); \
+		mkdir -p $(dir $(LLAMA_SERVER)) && cp $$src/build/bin/llama-server $(LLAMA_SERVER); rm -rf $$src; \
+		echo "built $(LLAMA_SERVER)"; fi
+
+# Questions per hour with 1, 2 and 4 workers sharing one model server, on the small model so that
+# the three measurements fit in minutes (BATCH_MODEL=… for another file).
+BATCH_MODEL ?= $(SMALL_MODEL)
+bench-batch: setup llama-server  ## retrac batch on a local Ray: 1, 2, 4 workers against one server (bench-out/batch)
+	$(PY) -m retrac_local.bench.batch --server $(LLAMA_SERVER) --model $(BATCH_MODEL) --out $(BENCH_DIR)/batch \
+		--workers 1,2,4 --questions 4
 
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)

@@ -59,6 +59,7 @@ def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_o
     outcome = worker.run("k1", "Who designed the Karn Point Lighthouse?")
     assert outcome.error is None and outcome.record is not None
     assert RunStore(home.runs_db).list_runs() == []  # the worker never wrote the user's store
+    assert list(worker.scratch.iterdir()) == []  # nor kept its own copy once the run was read back
     assert len(outcome.record.remembered) == 1  # an answered run: its state is handed to the driver
 
     local = Retrac(home, embedder=HashingEmbedder())

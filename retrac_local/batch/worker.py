@@ -102,7 +102,8 @@ class BatchWorker:
     def _retrac(self, question_id: str, question: str) -> Outcome:
         started = time.perf_counter()
         self.asked += 1
-        store = RunStore(self.scratch / f"runs-{self.asked}.sqlite")
+        path = self.scratch / f"runs-{self.asked}.sqlite"
+        store = RunStore(path)
         memory = DeferredMemory(self.app.settings.memory_dir, lambda: self.app.corpus.embedder)
         self.app.runs, self.app.memory = store, memory  # the app's own stores, replaced for this question
         try:
@@ -119,6 +120,8 @@ class BatchWorker:
             return Outcome(question_id, question, time.perf_counter() - started, error=_reason(e))
         finally:
             store.close()
+            for leftover in self.scratch.glob(path.name + "*"):  # read back whole: the driver keeps the run
+                leftover.unlink(missing_ok=True)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
