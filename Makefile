@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -131,6 +131,17 @@ eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool call
 	RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \
 		RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
 		--limit $(LONG_LIMIT) --mode retrac,react --out $(BENCH_DIR)/eval-long --title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
+
+# Long documents: the same paragraphs bound 30-60 to a Markdown document (a section each), in a home
+# of their own; doc recall counts the gold paragraphs the retrieved chunks hold.
+LONG_DOCS_BUILD ?= $(BENCH_DIR)/hotpotqa-long
+LONG_DOCS_HOME ?= $(BENCH_DIR)/hotpotqa-long-home
+eval-long-docs: setup  ## Re-TRAC vs RAG on the first EVAL_LIMIT questions over HotpotQA-long (docs/eval/hotpotqa-long)
+	$(PY) -m retrac_local.eval.longdocs --corpus $(EVAL_DIR)/corpus.jsonl --out $(LONG_DOCS_BUILD)
+	RETRAC_HOME=$(LONG_DOCS_HOME) $(RETRAC) ingest $(LONG_DOCS_BUILD)/docs
+	RETRAC_HOME=$(LONG_DOCS_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
+		--mode retrac,rag --layout $(LONG_DOCS_BUILD)/layout.json --out $(CURDIR)/docs/eval/hotpotqa-long \
+		--report-name first-$(EVAL_LIMIT) --title "HotpotQA-long (30-60 paragraphs a document), first $(EVAL_LIMIT)"
 
 bench: bench-speed  ## the speed benchmark (see also bench-builds, bench-retrieval, bench-scale, eval, eval-long)
 

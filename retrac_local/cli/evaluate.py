@@ -28,6 +28,9 @@ from retrac_local.cli.app import make_app
 @click.option("--unanswerable", is_flag=True,
               help="hide the questions' gold documents (in a copy of the collection, made once under the home) "
                    "and measure how often each mode still answers with confidence")
+@click.option("--layout", "layout_file", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
+              help="a collection of long documents built by `python -m retrac_local.eval.longdocs` (its "
+                   "layout.json): doc recall counts the paragraphs the retrieved chunks hold")
 @click.option("--workers", type=click.IntRange(min=1), default=None,
               help="run this many (question, mode) pairs at once, each on a Ray worker (`pip install "
                    "'retrac-local[scale]'`); give the models a server (planner.url, compressor.url)")
@@ -35,17 +38,26 @@ from retrac_local.cli.app import make_app
 @click.option("--report-name", default="summary", show_default=True,
               help="stem of the report files, so that one folder can hold reports of several question ranges")
 def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
-             title: str | None, report_only: bool, unanswerable: bool, workers: int | None, ray_address: str | None,
-             report_name: str) -> None:
+             title: str | None, report_only: bool, unanswerable: bool, layout_file: Path | None, workers: int | None,
+             ray_address: str | None, report_name: str) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
     Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
     OUT/summary.md, OUT/summary-context.png and OUT/summary-f1-vs-tokens.png ("summary" is
     --report-name). Stop it at any time; the same command continues it. Results of a mode whose code
     did not change are reused."""
+    from retrac_local.agent.toolbox import doc_ids
     from retrac_local.cli.progress import eval_progress
     from retrac_local.eval.codehash import legacy_version
-    from retrac_local.eval.harness import Evaluation, fingerprint, make_runners, method_annotator, parse_modes
+    from retrac_local.eval.harness import (
+        Evaluation,
+        Units,
+        describe_questions,
+        fingerprint,
+        make_runners,
+        method_annotator,
+        parse_modes,
+    )
     from retrac_local.eval.questions import load_questions
     from retrac_local.eval.report import write_report
     from retrac_local.interrupt import graceful_sigint
@@ -62,9 +74,15 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
         home = hidden_home(app.settings.home, questions, _remove_documents)
         app = make_app(overrides | {"home": str(home)})
         config |= {"unanswerable": len(hidden_doc_ids(questions))}
+    units: Units = doc_ids
+    if layout_file is not None:
+        from retrac_local.eval.longdocs import by_paragraph, paragraph_map, read_layout
+
+        units = by_paragraph(paragraph_map(read_layout(layout_file), app.corpus))
+        config |= {"layout": describe_questions(layout_file)}
     legacy = {mode: legacy_version(mode) for mode in config["code"]}
-    evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy)
-    annotate = method_annotator(app.runs)
+    evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy, units=units)
+    annotate = method_annotator(app.runs, units)
     evaluation.annotate_missing(questions, annotate)
 
     def report() -> None:

@@ -34,6 +34,9 @@ MODES = ("retrac", "react", "rag")
 Runner = Callable[[EvalQuestion], RunResult]
 Progress = Callable[[EvalQuestion, str, "dict[str, Any] | None"], None]  # (question, mode, row or None at start)
 Annotate = Callable[[EvalQuestion, "dict[str, Any]"], "dict[str, Any]"]  # a row → the same row with more figures
+# Retrieved chunk ids → the gold units they stand for, in first-seen order: their documents by
+# default; the paragraphs they hold in a collection of long documents (`eval/longdocs.py`).
+Units = Callable[[list[str]], list[str]]
 
 
 def parse_modes(text: str) -> list[str]:
@@ -83,12 +86,14 @@ def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
 
 class Evaluation:
     def __init__(self, out: Path, config: dict[str, Any], check: bool = True,
-                 legacy_code: dict[str, str] | None = None) -> None:
+                 legacy_code: dict[str, str] | None = None, units: Units = doc_ids) -> None:
         """`check`: refuse an evaluation recorded under other settings or code (off only to redraw
         the report of finished results, which runs nothing). `legacy_code`: each mode's code as an
         older harness hashed it (`codehash.legacy_version`); results recorded under it are today's
-        code, and are carried over to today's version instead of set aside."""
+        code, and are carried over to today's version instead of set aside. `units`: what a
+        retrieved chunk counts as for doc recall."""
         self.legacy_code = legacy_code or {}
+        self.units = units
         self.out = out
         self.results_file, self.pending_file = out / "results.jsonl", out / "pending.json"
         self.set_aside: dict[str, str] = {}  # mode → the code version whose results were set aside
@@ -202,7 +207,7 @@ class Evaluation:
 
     def _record(self, question: EvalQuestion, mode: str, result: RunResult, progress: Progress | None,
                 annotate: Annotate | None) -> None:
-        row = score(question, mode, result) | {"code": mode_version(mode)}
+        row = score(question, mode, result, self.units) | {"code": mode_version(mode)}
         if annotate:
             row = annotate(question, row)
         self._append(row)
@@ -244,15 +249,15 @@ class Evaluation:
             _write_atomic(self.pending_file, json.dumps({"id": question.id, "run_id": run_id}))
 
 
-def score(question: EvalQuestion, mode: str, result: RunResult) -> dict[str, Any]:
+def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = doc_ids) -> dict[str, Any]:
     em, f1 = best(result.answer, question.answers)
-    retrieved = doc_ids(result.retrieved)
+    retrieved = units(result.retrieved)
     keys = [query_key(q) for q in result.searches]
     return {
         "id": question.id, "mode": mode, "type": question.type, "question": question.question,
         "answer": result.answer, "gold": question.answers, "em": em, "f1": round(f1, 4),
         "retrieved_doc_ids": retrieved, "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
-        "first_doc_recall": doc_recall(doc_ids(result.first_retrieved), question.supporting_doc_ids),
+        "first_doc_recall": doc_recall(units(result.first_retrieved), question.supporting_doc_ids),
         "searches": result.searches, "distinct_searches": len(set(keys)), "repeated_searches": len(keys) - len(set(keys)),
         "caveat": result.caveat,
         "status": str(result.status), "stop_reason": result.stop_reason, "rounds": result.rounds,
@@ -265,7 +270,7 @@ def score(question: EvalQuestion, mode: str, result: RunResult) -> dict[str, Any
     }
 
 
-def method_annotator(runs: RunStore) -> Annotate:
+def method_annotator(runs: RunStore, units: Units = doc_ids) -> Annotate:
     """For a Re-TRAC row, the method's figures of its stored run (`eval/method.py`); other modes'
     rows, and runs this store does not hold, are returned unchanged."""
 
@@ -277,7 +282,7 @@ def method_annotator(runs: RunStore) -> Annotate:
         except RunNotFoundError:
             return row
         return row | {"method": method.record(runs.rounds(row["run_id"]), question.supporting_doc_ids,
-                                               row["retrieved_doc_ids"])}
+                                               row["retrieved_doc_ids"], units)}
 
     return annotate
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 RIGHT_F1 = 0.8  # a question counts as answered right at this F1 or above
@@ -56,8 +57,10 @@ def rejected_kind(problem: str) -> str:
     return "other"
 
 
-def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_ids: list[str]) -> dict[str, Any]:
-    """A stored run's rounds (`RunStore.rounds`) reduced to the counts `aggregate` sums."""
+def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_ids: list[str],
+           units: Callable[[list[str]], list[str]] | None = None) -> dict[str, Any]:
+    """A stored run's rounds (`RunStore.rounds`) reduced to the counts `aggregate` sums; `units`
+    maps the evidence's chunk ids to the units of `gold_doc_ids` (their documents by default)."""
     verified: set[tuple[str, str]] = set()
     drift: Counter[str] = Counter()
     rejected: Counter[str] = Counter()
@@ -79,7 +82,8 @@ def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_
         cut += sum("token limit" in p for p in problems)
         invalid += sum("is not a valid" in p for p in problems)
     final_keys = {_key(e) for e in final}
-    final_docs = {e["source"].rsplit("#", 1)[0] for e in final}
+    sources = [e["source"] for e in final]
+    final_docs = set(units(sources) if units else (s.rsplit("#", 1)[0] for s in sources))
     gold_seen = [d for d in gold_doc_ids if d in set(retrieved_doc_ids)]
     return {
         "rounds": len(rounds), "verified_facts": len(verified),
