@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -95,6 +95,11 @@ test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; 
 bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on HotpotQA dev (writes bench-out/retrieval)
 	$(PY) -m retrac_local.bench.retrieval --corpus $(EVAL_DIR)/corpus.jsonl \
 		--questions $(EVAL_DIR)/hotpotqa_dev.jsonl --out $(BENCH_DIR)/retrieval
+
+# Where ingest time goes (parse, chunk, embed, write) on a collection: any files or folders.
+INGEST_PATHS ?= $(EVAL_DIR)/corpus.jsonl
+bench-ingest: setup  ## ingest INGEST_PATHS into a fresh home, each stage timed (bench-out/ingest)
+	$(PY) -m retrac_local.bench.ingest $(INGEST_PATHS) --out $(BENCH_DIR)/ingest
 
 eval-corpus: setup
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) ingest $(EVAL_DIR)/corpus.jsonl

@@ -55,3 +55,23 @@ def test_the_build_comparison_runs_each_interpreter_in_turns(tmp_path: Path, mon
     assert list(result["builds"]) == ["a", "b"] and result["builds"]["a"]["pp_ratio"] == 1.0
     assert all(b["pp_tok_s"] > 0 and b["tg_tok_s"] > 0 and "AVX2" in b["features"] for b in result["builds"].values())
     assert "| b |" in (tmp_path / "builds.md").read_text()
+
+
+def test_the_ingest_benchmark_times_every_stage_of_a_real_ingest(tmp_path: Path, folder: Path) -> None:
+    from retrac_local.bench.ingest import markdown, one_run, summarise
+
+    html = folder / "guide.html"
+    html.write_text("<html><head><title>Guide</title></head><body><article><h1>Guide</h1>"
+                    + "".join(f"<p>Step {i} turns the valve {i} times and waits.</p>" for i in range(200))
+                    + "</article></body></html>")
+    overrides = {"retrieval": {"embedder": "hashing"}, "ingest": {"file_timeout_s": 0}}
+    runs = [one_run([folder], tmp_path / "home", overrides) for _ in range(2)]
+    first = runs[0]
+    assert first["files"] == 3 and first["failed"] == 1  # the broken PDF is reported, not counted
+    assert first["chunks"] > 5 and first["mb"] >= 0
+    assert all(first["stages"][s] > 0 for s in ("parse", "chunk", "embed", "write"))
+    assert sum(first["stages"].values()) == pytest.approx(first["seconds"], abs=0.05)
+    assert runs[1]["chunks"] == first["chunks"]  # each run starts from an empty home
+    result = summarise(runs)
+    assert result["runs"] == 2 and result["chunks_per_second"] > 0
+    assert "| embed |" in markdown(result, "notes")
