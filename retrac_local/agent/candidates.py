@@ -30,7 +30,7 @@ from retrac_local.agent.trajectory import STOP_WORDS
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import ResearchState
-from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
+from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs, more_in_document
 from retrac_local.verify import addresses_the_model
 
 MAX_CANDIDATES = 6
@@ -127,9 +127,10 @@ def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENC
     return out
 
 
-def compact(chunks: list[Chunk], query: str, header: str) -> str:
-    """A search's hits for the planner: each hit's title and the sentences most relevant to the
-    question and the step's gap, not the whole chunk (the compressor reads the full texts)."""
+def compact(chunks: list[Chunk], query: str, header: str, more: dict[str, int] | None = None) -> str:
+    """A search's hits for the planner: each hit's title (section, page, and how many more hits its
+    document has) and the sentences most relevant to the question and the step's gap, not the whole
+    chunk (the compressor reads the full texts)."""
     lines = [header]
     by_chunk: dict[str, list[str]] = {}
     for chunk, text in relevant_sentences(chunks, query):
@@ -137,7 +138,8 @@ def compact(chunks: list[Chunk], query: str, header: str) -> str:
         cut = " ".join(words[:MAX_WORDS_PER_SENTENCE]) + (" …" if len(words) > MAX_WORDS_PER_SENTENCE else "")
         by_chunk.setdefault(chunk.chunk_id, []).append(cut)
     for chunk in chunks:
-        lines.append(f"[{chunk.chunk_id}] {chunk.title}: " + " ".join(by_chunk.get(chunk.chunk_id, [])))
+        lines.append(f"[{chunk.chunk_id}] {chunk.label}{more_in_document((more or {}).get(chunk.chunk_id, 0))}: "
+                     + " ".join(by_chunk.get(chunk.chunk_id, [])))
     return "\n".join(lines)
 
 

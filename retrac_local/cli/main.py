@@ -84,7 +84,8 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         echo_json([h.to_dict() for h in hits])
         return
     for n, h in enumerate(hits, start=1):
-        say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
+        more = f", {h.more} more in this document" if h.more else ""
+        say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.label}  ({h.score:.4f}{more})\n   {h.chunk.text[:300]}")
 
 
 def _text(argument: str) -> str:
