@@ -240,6 +240,7 @@ class Ingester:
         self.progress = progress or (lambda event, data: None)
         self.manifest = Manifest(store.path.parent / "manifest.sqlite")
         self._bytes_before = 0  # bytes of the files finished so far, for progress
+        self._files_done = 0
         # Chunks of several files are embedded and written together (one LanceDB commit per batch,
         # not per file); a file is recorded in the manifest once all its chunks are written.
         self._batch: list[Chunk] = []
@@ -257,10 +258,11 @@ class Ingester:
         files = list(expand(paths, report))
         sizes = [_size(p) for p in files]
         self.progress("start", {"files": len(files), "bytes": sum(sizes)})
-        self._bytes_before = 0
+        self._bytes_before, self._files_done = 0, 0
         for path, size in zip(files, sizes, strict=True):
             self._ingest_file(path.resolve(), size, report)
             self._bytes_before += size
+            self._files_done += 1
             self._report_progress(report, 0)
         self._flush(report)
         self._report_progress(report, 0)
@@ -366,7 +368,7 @@ class Ingester:
 
     def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
         pending_docs = sum(len(doc_ids) for _, _, doc_ids, _, _ in self._pending_files)
-        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file,
+        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "files_done": self._files_done,
                                    "chunks": report.chunks + len(self._batch),
                                    "documents": report.documents_added + report.documents_skipped + pending_docs})
 
