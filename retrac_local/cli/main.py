@@ -215,12 +215,12 @@ def corpus_stats(as_json: bool) -> None:
         raise click.ClickException(f"no corpus in {app.settings.corpus_dir}; run `retrac ingest PATH…` first")
     documents, chunks = store.count()
     data = {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes(),
-            "vector_index": store.vector_index_kind(), "path": str(store.path)}
+            "vector_index": store.vector_index_kind(), "path": store.uri}
     if as_json:
         echo_json(data)
         return
-    click.echo(f"{documents} documents, {chunks} chunks, {data['size_bytes'] / 1e6:.1f} MB on disk "
-               f"({data['vector_index']} vector search) in {store.path}")
+    size = "on an object store" if data["size_bytes"] is None else f"{data['size_bytes'] / 1e6:.1f} MB on disk"
+    click.echo(f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.uri}")
 
 
 def _register() -> None:

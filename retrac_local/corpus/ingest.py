@@ -238,7 +238,7 @@ class Ingester:
         self.chunk_words = chunk_words
         self.overlap_words = overlap_words
         self.progress = progress or (lambda event, data: None)
-        self.manifest = Manifest(store.path.parent / "manifest.sqlite")
+        self.manifest = Manifest(store.local_dir / "manifest.sqlite")
         self._bytes_before = 0  # bytes of the files finished so far, for progress
         self._files_done = 0
         # Chunks of several files are embedded and written together (one LanceDB commit per batch,
@@ -249,7 +249,7 @@ class Ingester:
         self._pending_owner: dict[str, str] = {}  # doc ids given to files not yet recorded
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
-        with _only_writer(self.store.path.parent / "ingest.lock"):
+        with _only_writer(self.store.local_dir / "ingest.lock"):
             return self._run(paths, prune)
 
     def _run(self, paths: list[Path], prune: bool) -> IngestReport:

@@ -88,13 +88,27 @@ class Reranker(Protocol):
     def rerank(self, query: str, hits: list[Hit]) -> list[Hit]: ...
 
 
-class CorpusStore:
-    """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
+def is_remote(uri: str | Path) -> bool:
+    """An object-store URI (s3://, gs://, az://, …), not a folder on this machine."""
+    return "://" in str(uri) and not str(uri).startswith("file://")
 
-    def __init__(self, path: Path, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
+
+class CorpusStore:
+    """Owns the LanceDB tables, in a folder or on an object store; the embedder is created only
+    when vectors are needed. `local_dir` holds what must stay on this machine (the ingest manifest
+    and lock): the folder's parent by default."""
+
+    def __init__(self, path: Path | str, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
                  depth: int = 20, rrf_k: int = 60, vector_index_min_rows: int = 10_000, nprobes: int = 20,
-                 refine_factor: int = 5, reranker: Reranker | None = None) -> None:
-        self.path = path
+                 refine_factor: int = 5, reranker: Reranker | None = None, storage_options: dict[str, str] | None = None,
+                 local_dir: Path | None = None) -> None:
+        self.remote = is_remote(path)
+        self.uri = str(path)
+        self.path = None if self.remote else Path(path)  # the folder, for a local store
+        if local_dir is None and self.path is None:
+            raise StoreError(f"a corpus on an object store ({self.uri}) needs a local folder for its ingest manifest")
+        self.local_dir: Path = local_dir or self.path.parent  # type: ignore[union-attr]
+        self.storage_options = dict(storage_options or {})
         self.reranker = reranker
         self.method, self.depth, self.rrf_k = method, depth, rrf_k
         self.vector_index_min_rows, self.nprobes, self.refine_factor = vector_index_min_rows, nprobes, refine_factor
@@ -112,15 +126,22 @@ class CorpusStore:
         return self._embedder
 
     def _meta(self) -> dict[str, Any]:
-        meta_path = self.path / META_FILE
-        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        """Which embedder the vectors come from: in the table's own metadata (so that every machine
+        that opens it knows), or in meta.json beside the tables of a store written before."""
+        if self.path is not None and (self.path / META_FILE).exists():
+            return json.loads((self.path / META_FILE).read_text())  # type: ignore[no-any-return]
+        if self._has_table():
+            metadata = self._connect().open_table(TABLE).schema.metadata or {}
+            if b"retrac" in metadata:
+                return json.loads(metadata[b"retrac"])  # type: ignore[no-any-return]
+        return {}
 
     def _check_embedder(self, embedder: Embedder) -> None:
         meta = self._meta()
         if meta and (meta.get("embedder"), meta.get("dim")) != (embedder.name, embedder.dim):
             raise CorpusError(
-                f"the corpus in {self.path} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
-                f"not {embedder.name}; use that embedder or ingest into a new RETRAC_HOME"
+                f"the corpus in {self.uri} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
+                f"not {embedder.name}; use that embedder or ingest into a new collection"
             )
 
     def _connect(self) -> Any:
@@ -128,8 +149,9 @@ class CorpusStore:
             os.environ.setdefault("LANCE_LOG", "error")  # keep lance's deprecation notices off the terminal
             lancedb = require("lancedb", purpose="the corpus store")
             with self._writing():
-                self.path.mkdir(parents=True, exist_ok=True)
-                self._db = lancedb.connect(str(self.path))
+                if self.path is not None:
+                    self.path.mkdir(parents=True, exist_ok=True)
+                self._db = lancedb.connect(self.uri, storage_options=self.storage_options or None)
         return self._db
 
     def table(self, create: bool = False) -> Any:
@@ -155,17 +177,23 @@ class CorpusStore:
                     ("fts_text", pa.string()),
                     ("vector", pa.list_(pa.float32(), dim)),
                 ])
-                self._table = db.create_table(TABLE, schema=schema)
-                (self.path / META_FILE).write_text(json.dumps({"embedder": self.embedder.name, "dim": dim}))
+                meta = json.dumps({"embedder": self.embedder.name, "dim": dim})
+                with self._writing():
+                    self._table = db.create_table(TABLE, schema=schema.with_metadata({"retrac": meta}))
+                if self.path is not None:
+                    (self.path / META_FILE).write_text(meta)
             else:
-                raise CorpusError(f"no corpus in {self.path}; run `retrac ingest PATH…` first")
+                raise CorpusError(f"no corpus in {self.uri}; run `retrac ingest PATH…` first")
         return self._table
 
     def exists(self) -> bool:
-        return (self.path / META_FILE).exists() and self._has_table()
+        if self.path is not None and not (self.path / META_FILE).exists():
+            return False
+        return self._has_table()
 
     def _has_table(self) -> bool:
-        return TABLE in self._connect().list_tables().tables
+        with self._writing():
+            return TABLE in self._connect().list_tables().tables
 
     # -- writing -------------------------------------------------------------------------------
     @contextmanager
@@ -174,10 +202,16 @@ class CorpusStore:
         atomic, so what was committed before stays readable."""
         try:
             yield
-        except (OSError, RuntimeError) as e:
+        except (OSError, RuntimeError, ValueError) as e:
+            if isinstance(e, ValueError) and not self.remote:
+                raise
             known = re.search(r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e))
             reason = known.group(0) if known else str(e).splitlines()[0][:200]
-            raise StoreError(f"cannot write to the corpus store {self.path}: {reason}; free disk space or make "
+            if self.remote:
+                raise StoreError(f"cannot reach the corpus store {self.uri}: {reason}; check that the object store "
+                                 "is up and corpus.storage_options (endpoint, region, credentials), then run the same "
+                                 "command again") from e
+            raise StoreError(f"cannot write to the corpus store {self.uri}: {reason}; free disk space or make "
                              "RETRAC_HOME writable, then run the same command again") from e
 
     def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
@@ -306,7 +340,10 @@ class CorpusStore:
                 raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e
             raise
 
-    def size_bytes(self) -> int:
+    def size_bytes(self) -> int | None:
+        """Bytes on this machine's disk; None for a store on an object store."""
+        if self.path is None:
+            return None
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
 
 
