@@ -179,9 +179,10 @@ def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: P
     assert files == sorted(files) and files[0] <= 1  # counted up as files end
 
 
-def test_the_ingest_display_shows_megabytes_files_and_an_eta(capsys) -> None:
+def test_the_ingest_display_shows_megabytes_files_and_an_eta(capsys, monkeypatch) -> None:
     from retrac_local.cli.progress import ingest_progress
 
+    monkeypatch.setenv("COLUMNS", "200")
     with ingest_progress() as update:
         update("start", {"files": 4, "bytes": 3_000_000})
         update("progress", {"bytes_done": 1_500_000, "files_done": 2, "documents": 2, "chunks": 30})
