@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -100,6 +100,11 @@ bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on Hotpo
 INGEST_PATHS ?= $(EVAL_DIR)/corpus.jsonl
 bench-ingest: setup  ## ingest INGEST_PATHS into a fresh home, each stage timed (bench-out/ingest)
 	$(PY) -m retrac_local.bench.ingest $(INGEST_PATHS) --out $(BENCH_DIR)/ingest
+
+# Round 1's opening searches, made by code before any model call: their doc recall on tuning questions.
+bench-hops: eval-corpus  ## doc recall of the opening searches on dev questions 101-200, no model (bench-out/hops)
+	RETRAC_HOME=$(EVAL_HOME) $(PY) -m retrac_local.bench.hops --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
+		--offset 100 --limit 100 --out $(BENCH_DIR)/hops
 
 eval-corpus: setup
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) ingest $(EVAL_DIR)/corpus.jsonl

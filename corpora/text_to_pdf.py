@@ -1,4 +1,5 @@
-"""Write plain text as a simple PDF (Helvetica, wrapped lines, several pages), standard library only.
+"""Write plain text as a simple PDF (Helvetica, wrapped lines, several pages; a form feed starts a
+new page), standard library only.
 
 Used to make the PDF of the demo collection and PDF fixtures in tests:
     python corpora/text_to_pdf.py INPUT.txt OUTPUT.pdf "Title"
@@ -18,10 +19,12 @@ def _escape(line: str) -> str:
 
 
 def text_to_pdf(text: str, title: str = "") -> bytes:
-    lines: list[str] = []
-    for paragraph in text.split("\n"):
-        lines.extend(textwrap.wrap(paragraph, 88) or [""])
-    pages = [lines[i:i + LINES_PER_PAGE] for i in range(0, len(lines), LINES_PER_PAGE)] or [[""]]
+    pages: list[list[str]] = []
+    for part in text.split("\f"):  # a form feed starts a new page
+        lines: list[str] = []
+        for paragraph in part.split("\n"):
+            lines.extend(textwrap.wrap(paragraph, 88) or [""])
+        pages += [lines[i:i + LINES_PER_PAGE] for i in range(0, len(lines), LINES_PER_PAGE)] or [[""]]
     objects: list[bytes] = []
     font_id = 3
     page_ids = []

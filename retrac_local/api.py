@@ -61,9 +61,10 @@ class Retrac:
     @cached_property
     def corpus(self) -> CorpusStore:
         r = self.settings.retrieval
-        return CorpusStore(self.settings.corpus_dir / "lance", self._make_embedder, method=r.method,
+        return CorpusStore(self.settings.corpus_uri, self._make_embedder, method=r.method,
                            depth=r.depth, rrf_k=r.rrf_k, vector_index_min_rows=r.vector_index_min_rows,
-                           nprobes=r.nprobes, refine_factor=r.refine_factor)
+                           nprobes=r.nprobes, refine_factor=r.refine_factor,
+                           storage_options=self.settings.corpus.storage_options, local_dir=self.settings.corpus_dir)
 
     @cached_property
     def memory(self) -> RunMemory:

@@ -86,7 +86,7 @@ def remove(app: Retrac, wanted: str) -> dict[str, Any]:
 
     target = find(app.settings, wanted)
     store = app.corpus
-    with _only_writer(store.path.parent / "ingest.lock"):
+    with _only_writer(store.local_dir / "ingest.lock"):
         store.delete_documents(target.documents)
         manifest = Manifest(_manifest_path(app.settings))
         try:

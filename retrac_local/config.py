@@ -166,6 +166,17 @@ class RetrievalSettings(Section):
     embed_batch_size: int = Field(32, ge=1, description="chunks embedded per forward pass")
 
 
+class CorpusSettings(Section):
+    uri: str = Field(
+        "", description="where the collection's LanceDB tables live: empty = RETRAC_HOME/corpus/lance, or an object "
+        "store LanceDB opens (s3://bucket/prefix, gs://…, az://…); the run store, memory and caches stay local"
+    )
+    storage_options: dict[str, str] = Field(
+        default_factory=dict, description="LanceDB storage options for `uri`, e.g. endpoint, region, allow_http "
+        "(credentials may also come from the usual variables, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+    )
+
+
 class Settings(BaseSettings):
     """Everything retrac-local reads; see `retrac config` for the effective values."""
 
@@ -183,6 +194,7 @@ class Settings(BaseSettings):
     budget: BudgetSettings = Field(default_factory=BudgetSettings, description="round, step and token budgets")
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="chunking and search")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="limits on the files ingested")
+    corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="where the collection is stored")
     memory: MemorySettings = Field(default_factory=MemorySettings, description="cross-task memory of finished runs")
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
     separate_kv_caches: bool = Field(
@@ -204,7 +216,13 @@ class Settings(BaseSettings):
     # Paths derived from home; not settings of their own.
     @property
     def corpus_dir(self) -> Path:
+        """The collection's local bookkeeping (the ingest manifest and lock), and its tables unless
+        `corpus.uri` puts them elsewhere."""
         return self.home / "corpus"
+
+    @property
+    def corpus_uri(self) -> str:
+        return self.corpus.uri or str(self.corpus_dir / "lance")
 
     @property
     def memory_dir(self) -> Path:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from retrac_local.corpus.base import Corpus
+from retrac_local.corpus.store import label
 from retrac_local.runstore import RunStore
 from retrac_local.verify import normalise
 
@@ -35,7 +36,10 @@ def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]
     citations = []
     for c in result.get("citations", []):
         chunk = corpus.get_chunk(c["chunk_id"]) if corpus is not None else None
-        citations.append({**c, "chunk_text": chunk.text if chunk else None})
+        section, page = c.get("section", ""), c.get("page", 0)
+        citations.append({**c, "chunk_text": chunk.text if chunk else None, "label": label(c["title"], section, page),
+                          # PDF viewers open a file at `#page=N`
+                          "anchor": f"#page={page}" if page and c["source"].lower().endswith(".pdf") else ""})
     rounds = []
     last_state = run["initial_state"]
     previous = {e["id"]: e for e in run["initial_state"].get("evidence", [])}

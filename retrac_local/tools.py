@@ -43,6 +43,7 @@ class Observation:
     text: str
     chunks: list[Chunk] = field(default_factory=list)  # the chunks found, for the compressor and citations
     error: str | None = None
+    more: dict[str, int] = field(default_factory=dict)  # per hit's chunk id: its document's other hits
 
 
 def _words(text: str, limit: int) -> str:
@@ -71,31 +72,44 @@ class SearchTool:
             return Observation(f'search "{query}" found nothing; try other words', error="no results")
         more = f" more (results {self.k * page + 1}–{self.k * page + len(hits)}; it was made before)" if page else ""
         lines = [f'search "{query}" found {len(hits)}{more}:']
-        lines += [f"[{h.chunk.chunk_id}] {h.chunk.title}: {_words(h.chunk.text, self.hit_words)}" for h in hits]
+        lines += [f"[{h.chunk.chunk_id}] {h.chunk.label}{more_in_document(h.more)}: {_words(h.chunk.text, self.hit_words)}"
+                  for h in hits]
         # The planner sees the best chunk of each document; the compressor also gets the chunks around
         # it, since the fact asked for is often a sentence away from the words that matched.
         chunks = {h.chunk.chunk_id: h.chunk for h in hits}
         for h in hits:
             for c in self.corpus.open(h.chunk.chunk_id, window=self.context_window) if self.context_window else []:
                 chunks.setdefault(c.chunk_id, c)
-        return Observation("\n".join(lines), chunks=list(chunks.values()))
+        return Observation("\n".join(lines), chunks=list(chunks.values()),
+                           more={h.chunk.chunk_id: h.more for h in hits if h.more})
+
+
+def more_in_document(n: int) -> str:
+    return f" (+{n} more in this document)" if n else ""
 
 
 class OpenTool:
     name = "open"
-    description = "open(id): read a chunk (id like doc-name#2) with its neighbouring chunks"
+    description = "open(id): read a chunk (id like doc-name#2) with the text around it in its section"
     Args = OpenArgs
+    SECTION_REACH = 8  # chunks on each side looked at for the rest of a section
 
     def __init__(self, corpus: Corpus, window: int = 1, max_words: int = 400) -> None:
         self.corpus, self.window, self.max_words = corpus, window, max_words
 
     def __call__(self, args: OpenArgs) -> Observation:
+        """A chunk of a sectioned document is read with its section around it, nearest chunks first,
+        up to `max_words`; otherwise with `window` neighbours on each side."""
         ref = args.id.strip().strip("[]")
-        chunks = self.corpus.open(ref, window=self.window)
+        centre = self.corpus.get_chunk(ref)
+        sectioned = centre is not None and bool(centre.section)
+        chunks = self.corpus.open(ref, window=self.SECTION_REACH if sectioned else self.window)
         if not chunks:
             return Observation(f"open failed: no document or chunk {ref!r}; use an id from search results", error="unknown id")
+        if centre is not None and sectioned:
+            chunks = around(same_section(chunks, centre), centre, self.max_words)
         budget = self.max_words
-        lines, shown = [f"open {ref} ({chunks[0].title}):"], []
+        lines, shown = [f"open {ref} ({(centre or chunks[0]).label}):"], []
         for c in chunks:
             if budget <= 0:
                 break
@@ -103,6 +117,35 @@ class OpenTool:
             budget -= len(c.text.split())
             shown.append(c)
         return Observation("\n".join(lines), chunks=shown)
+
+
+def same_section(chunks: list[Chunk], centre: Chunk) -> list[Chunk]:
+    """The unbroken run of `chunks` (one document's, in order) around `centre` in its section."""
+    at = next(i for i, c in enumerate(chunks) if c.chunk_id == centre.chunk_id)
+    lo = hi = at
+    while lo > 0 and chunks[lo - 1].section == centre.section and chunks[lo - 1].chunk_index == chunks[lo].chunk_index - 1:
+        lo -= 1
+    while (hi + 1 < len(chunks) and chunks[hi + 1].section == centre.section
+           and chunks[hi + 1].chunk_index == chunks[hi].chunk_index + 1):
+        hi += 1
+    return chunks[lo:hi + 1]
+
+
+def around(run: list[Chunk], centre: Chunk, max_words: int) -> list[Chunk]:
+    """`centre` and the chunks of `run` nearest to it, one side then the other, while they fit in
+    `max_words`; in reading order."""
+    at = next(i for i, c in enumerate(run) if c.chunk_id == centre.chunk_id)
+    lo, hi, words = at, at, len(centre.text.split())
+    while True:
+        grew = False
+        for side in (1, -1):
+            nxt = hi + 1 if side == 1 else lo - 1
+            if 0 <= nxt < len(run) and words + len(run[nxt].text.split()) <= max_words:
+                words += len(run[nxt].text.split())
+                lo, hi = (lo, nxt) if side == 1 else (nxt, hi)
+                grew = True
+        if not grew:
+            return run[lo:hi + 1]
 
 
 class CalculateTool:

@@ -81,3 +81,22 @@ def test_names_from_the_sentence_nearest_the_question_come_first() -> None:
     q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
     queries = [c.query for c in propose(ResearchState(question=q), set(), list(corpus.chunks.values()))]
     assert queries[0] == "Ada Vellacott" and queries.index("Ada Vellacott") < queries.index("Orrin Isles")
+
+
+def test_names_of_several_words_come_before_single_words_and_leads_before_both(orrin: MemoryCorpus) -> None:
+    state = ResearchState(question="Which German engineer designed the Tessel Harbour Bridge in Paris?")
+    queries = [c.query for c in propose(state, {query_key(state.question)}, [])]
+    assert queries[0] == "Tessel Harbour Bridge"  # the question's names survive its own search (hop 0)
+    assert queries.index("Tessel Harbour Bridge") < queries.index("Paris")
+    # A lead from verified evidence stays first, one word or not.
+    calder = Evidence(id="E1", fact="the bridge was built by Calder", source="tessel#0", verified="yes",
+                      quote="The Tessel Harbour Bridge was built by Calder for the port.", title="Tessel Harbour Bridge")
+    with_lead = state.model_copy(update={"evidence": [calder]})
+    assert [c.query for c in propose(with_lead, {query_key(state.question)}, [])][0] == "Calder"
+
+
+def test_a_name_a_search_already_held_is_not_offered_again(orrin: MemoryCorpus) -> None:
+    state = ResearchState(question="Who is older, Jonas Pell or Ada Vellacott?")
+    made = {query_key(state.question), query_key("Ada Lucia Vellacott")}
+    queries = [c.query for c in propose(state, made, [])]
+    assert "Ada Vellacott" not in queries and "Jonas Pell" in queries

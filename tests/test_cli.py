@@ -37,7 +37,7 @@ def test_ingest_search_and_incremental_json(runner: CliRunner, folder: Path, tmp
 
     hits = json.loads(invoke(runner, "search", "who founded the Gull Line", "-k", "1", "--json").stdout)
     assert len(hits) == 1
-    assert set(hits[0]) == {"doc_id", "chunk_id", "title", "source", "score", "text"}
+    assert set(hits[0]) == {"doc_id", "chunk_id", "title", "section", "page", "source", "score", "more_in_document", "text"}
     assert hits[0]["doc_id"] == "ferry" and hits[0]["chunk_id"] == "ferry#0"
     for method in ("bm25", "vector"):
         hits = json.loads(invoke(runner, "search", "Tessel Bridge length", "--method", method, "--json").stdout)

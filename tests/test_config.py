@@ -77,3 +77,20 @@ def test_config_init_writes_every_setting_commented_and_show_names_sources(isola
     assert rows["budget.max_rounds"]["value"] == 7 and rows["budget.max_rounds"]["source"] == f"file {path}"
     assert rows["retrieval.k"] == {"name": "retrieval.k", "value": 5, "source": "environment RETRAC_RETRIEVAL__K"}
     assert rows["budget.max_steps_per_round"]["source"] == "default"
+
+
+def test_the_collection_can_live_on_an_object_store(isolated_home, monkeypatch) -> None:
+    from retrac_local.corpus.store import CorpusStore, is_remote
+    from retrac_local.errors import StoreError
+
+    local = load_settings()
+    assert local.corpus_uri == str(isolated_home / "corpus" / "lance") and not is_remote(local.corpus_uri)
+    monkeypatch.setenv("RETRAC_CORPUS__URI", "s3://team/collection")
+    monkeypatch.setenv("RETRAC_CORPUS__STORAGE_OPTIONS", json.dumps({"endpoint": "http://127.0.0.1:9000"}))
+    remote = load_settings()
+    assert remote.corpus_uri == "s3://team/collection" and is_remote(remote.corpus_uri)
+    assert remote.corpus.storage_options == {"endpoint": "http://127.0.0.1:9000"}
+    store = CorpusStore(remote.corpus_uri, lambda: None, local_dir=remote.corpus_dir)  # type: ignore[arg-type, return-value]
+    assert store.path is None and store.local_dir == isolated_home / "corpus" and store.size_bytes() is None
+    with pytest.raises(StoreError, match="needs a local folder"):
+        CorpusStore("s3://team/collection", lambda: None)  # type: ignore[arg-type, return-value]

@@ -173,8 +173,21 @@ def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: P
     assert start[0] == "start" and start[1]["files"] == 6  # the .png is not a document
     assert start[1]["bytes"] == sum(p.stat().st_size for p in docs.iterdir() if p.suffix != ".png")
     last = events[-1][1]
-    assert last["bytes_done"] == start[1]["bytes"]
+    assert last["bytes_done"] == start[1]["bytes"] and last["files_done"] == 6
     assert last["chunks"] == report.chunks and last["documents"] == report.documents_added
+    files = [data["files_done"] for event, data in events if event == "progress"]
+    assert files == sorted(files) and files[0] <= 1  # counted up as files end
+
+
+def test_the_ingest_display_shows_megabytes_files_and_an_eta(capsys, monkeypatch) -> None:
+    from retrac_local.cli.progress import ingest_progress
+
+    monkeypatch.setenv("COLUMNS", "200")
+    with ingest_progress() as update:
+        update("start", {"files": 4, "bytes": 3_000_000})
+        update("progress", {"bytes_done": 1_500_000, "files_done": 2, "documents": 2, "chunks": 30})
+    shown = capsys.readouterr().err
+    assert "1.5/3.0 MB" in shown and "2/4 files" in shown and "ETA" in shown
 
 
 def test_a_reranker_reorders_the_fused_candidates(isolated_home: Path, docs: Path) -> None:

@@ -341,12 +341,14 @@ def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: Memory
     agent = make_agent(settings, one, llm, max_rounds=1, max_steps_per_round=6)
     _, result = run(agent, "Who was Jonas Pell?")
     steps = agent.store.rounds(result.run_id)[0]["trajectory"]["steps"]
-    # Hops 0 and 1 by code; the planner's repeat finds no candidate left, which ends the round.
-    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Orley", "code"),
-                                                        ("Jonas Pell", "pick")]
+    # Hops 0 and 1 by code (the question's name of two words before the texts' one-word name); the
+    # planner's repeat of hop 1 is replaced by the candidate left, its second repeat finds none, which
+    # ends the round.
+    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "code"),
+                                                        ("Orley", "code")]
     assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "repeats"
-    assert steps[2]["candidates"] == [{"query": "Jonas Pell", "origin": "the question names it"}]
-    assert result.searches == one.searches == ["Who was Jonas Pell?", "Orley", "Jonas Pell"]
+    assert steps[2]["candidates"] == [{"query": "Orley", "origin": "named in Jonas Pell"}]
+    assert result.searches == one.searches == ["Who was Jonas Pell?", "Jonas Pell", "Orley"]
 
 
 def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: MemoryCorpus) -> None:

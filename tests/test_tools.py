@@ -8,14 +8,17 @@ def corpus() -> MemoryCorpus:
     return MemoryCorpus().add("ada", "Ada Vellacott", text, chunk_words=25)
 
 
-def test_search_shows_one_chunk_per_document_and_hands_on_its_neighbours() -> None:
+def test_search_shows_the_best_passages_not_their_neighbours_and_hands_those_on() -> None:
     c = corpus()
     observation = SearchTool(c, k=3, context_window=1)(SearchArgs(tool="search", query="retired died Calder"))
-    assert observation.text.count("[ada#") == 1  # the planner sees the best chunk of the document
-    best = observation.text.split("[", 1)[1].split("]", 1)[0]
-    index = int(best.split("#")[1])
+    shown = [line.split("]", 1)[0][1:] for line in observation.text.splitlines()[1:]]
+    indexes = sorted(int(s.split("#")[1]) for s in shown)
+    assert len(shown) >= 2 and all(s.startswith("ada#") for s in shown)  # several passages of one document
+    assert all(b - a > 1 for a, b in zip(indexes, indexes[1:], strict=False))  # but never two neighbours
+    assert "more in this document" in observation.text
     ids = [ch.chunk_id for ch in observation.chunks]
-    assert ids[0] == best and f"ada#{index - 1}" in ids  # the compressor also gets the chunk before it
+    first = int(shown[0].split("#")[1])
+    assert ids[0] == shown[0] and f"ada#{first - 1}" in ids  # the compressor also gets the chunk before it
 
 
 def test_tool_mistakes_are_observations() -> None:

@@ -30,10 +30,11 @@ from retrac_local.agent.trajectory import STOP_WORDS
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import ResearchState
-from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
+from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs, more_in_document
 from retrac_local.verify import addresses_the_model
 
 MAX_CANDIDATES = 6
+LEAD = ", not searched yet"  # the origin of a lead: a name verified evidence states
 MAX_WORDS_PER_SENTENCE = 40
 SENTENCES_PER_HIT = 2
 NUMBERS = (1, 2, 3, 4, 5, 6)
@@ -74,7 +75,7 @@ def leads(state: ResearchState, searched: set[str], first_hop_only: bool = False
             if (name.lower() in about or any(mentions(name, q) or mentions(q, name) for q in asked)
                     or _covered(name, searched) or not _namelike(name)):
                 continue
-            found.append(Candidate(name, f"named in {e.id}, not searched yet"))
+            found.append(Candidate(name, f"named in {e.id}{LEAD}"))
     return found
 
 
@@ -108,12 +109,19 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     out += [Candidate(name, "the question names it") for name in asked if name not in unread]
     out += [Candidate(p, "planned next") for p in state.next_plan if len(_content(p)) >= 2]
     out += [Candidate(u, "open question") for u in state.uncertainties if len(u.split()) <= 12 and len(_content(u)) >= 2]
+    # A name whose words a search other than the question itself already held is covered ("Danny
+    # Glover" after "Danny Lebern Glover").
+    made = searched - {query_key(state.question)}
     unique: dict[str, Candidate] = {}
     for c in out:
         key = query_key(c.query)
-        if key and key not in searched and key not in unique:
+        if key and key not in searched and key not in unique and not _covered(c.query, made):
             unique[key] = c
-    return list(unique.values())[:MAX_CANDIDATES]
+    # A name of several words names one thing ("Surprised by Joy", "Curt Courant"); one capitalised
+    # word is often a nationality, a place or a common word ("German", "Paris", "Space"): evidence's
+    # leads first, then names of several words, then single words, each group in its own order.
+    ranked = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), len(c.query.split()) == 1))
+    return ranked[:MAX_CANDIDATES]
 
 
 def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT) -> list[tuple[Chunk, str]]:
@@ -127,9 +135,10 @@ def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENC
     return out
 
 
-def compact(chunks: list[Chunk], query: str, header: str) -> str:
-    """A search's hits for the planner: each hit's title and the sentences most relevant to the
-    question and the step's gap, not the whole chunk (the compressor reads the full texts)."""
+def compact(chunks: list[Chunk], query: str, header: str, more: dict[str, int] | None = None) -> str:
+    """A search's hits for the planner: each hit's title (section, page, and how many more hits its
+    document has) and the sentences most relevant to the question and the step's gap, not the whole
+    chunk (the compressor reads the full texts)."""
     lines = [header]
     by_chunk: dict[str, list[str]] = {}
     for chunk, text in relevant_sentences(chunks, query):
@@ -137,7 +146,8 @@ def compact(chunks: list[Chunk], query: str, header: str) -> str:
         cut = " ".join(words[:MAX_WORDS_PER_SENTENCE]) + (" …" if len(words) > MAX_WORDS_PER_SENTENCE else "")
         by_chunk.setdefault(chunk.chunk_id, []).append(cut)
     for chunk in chunks:
-        lines.append(f"[{chunk.chunk_id}] {chunk.title}: " + " ".join(by_chunk.get(chunk.chunk_id, [])))
+        lines.append(f"[{chunk.chunk_id}] {chunk.label}{more_in_document((more or {}).get(chunk.chunk_id, 0))}: "
+                     + " ".join(by_chunk.get(chunk.chunk_id, [])))
     return "\n".join(lines)
 
 

@@ -71,7 +71,7 @@ def apply_update(
             if _duplicate(evidence, best.chunk.chunk_id, best.text):
                 continue
             evidence.append(Evidence(id=next_evidence_id(evidence), fact=part, source=best.chunk.chunk_id, quote=best.text,
-                                     verified=level, round=iteration, title=best.chunk.title))
+                                     verified=level, round=iteration, title=best.chunk.subject))
             added += 1
     ids = {e.id for e in evidence}
     dropped = {i for i in update.drop_evidence if i in ids}
@@ -107,7 +107,7 @@ _CLAUSE = re.compile(r",?\s+(?:while|whereas|but|and then)\s+|;\s+|,\s+and\s+(?=
 
 def _ground(fact: str, sentences: list[Sentence]) -> tuple[str, Literal["yes", "partial"], Sentence] | None:
     """The sentence that supports `fact` best, with the support level; None when none does."""
-    scored = [(support(fact, s.text, s.chunk.title), s) for s in sentences]
+    scored = [(support(fact, s.text, s.chunk.subject), s) for s in sentences]
     score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
     level = support_level(score)
     return None if best is None or level is None else (fact, level, best)
@@ -212,7 +212,7 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     asked = {w for w in re.findall(r"\w{3,}", state.question.lower()) if w not in name_words} - STOP_WORDS
     best, best_score = None, 0
     for s in sentences:
-        if not any(mentions(s.chunk.title, n) for n in names):
+        if not any(mentions(s.chunk.subject, n) for n in names):
             continue
         score = len(asked & set(re.findall(r"\w{3,}", s.text.lower())))
         if score > best_score and not _duplicate(state.evidence, s.chunk.chunk_id, s.text):
@@ -220,7 +220,7 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     if best is None:
         return state
     anchor = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
-                      verified="yes", round=iteration, title=best.chunk.title)
+                      verified="yes", round=iteration, title=best.chunk.subject)
     return state.model_copy(update={"evidence": [*state.evidence, anchor]})
 
 
@@ -242,11 +242,11 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)]
     if not holding:
         return state
-    best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.title} {s.text}".lower()))))
+    best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.subject} {s.text}".lower()))))
     if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
         return state
     quote = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
-                     verified="yes", round=iteration, title=best.chunk.title)
+                     verified="yes", round=iteration, title=best.chunk.subject)
     return state.model_copy(update={"evidence": [*state.evidence, quote]})
 
 

@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from retrac_local.corpus.store import label
+
 
 class RunStatus(StrEnum):
     RUNNING = "running"  # persisted while a run is in progress or was interrupted: resumable
@@ -24,6 +26,12 @@ class Citation:
     source: str
     quote: str
     verified: str
+    section: str = ""  # the headings above the quoted chunk, when its document has them
+    page: int = 0  # the page the chunk starts on (PDFs), else 0
+
+    @property
+    def label(self) -> str:
+        return label(self.title, self.section, self.page)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

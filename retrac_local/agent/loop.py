@@ -360,7 +360,7 @@ class ResearchAgent:
         text = observation.text
         hits = [c for c in observation.chunks if f"[{c.chunk_id}]" in text]
         if hits and not observation.error:
-            text = candidates.compact(hits, f"{question} {gap} {query}", text.splitlines()[0])
+            text = candidates.compact(hits, f"{question} {gap} {query}", text.splitlines()[0], observation.more)
         if by == "code" and record.steps:
             text = f"(Your query repeated an earlier search of this run; code searched {query!r} instead.)\n{text}"
         step = Step(len(record.steps) + 1, gap, "search", query, text, error=observation.error,
@@ -415,7 +415,7 @@ class ResearchAgent:
                     # The second answer is held to the names the texts hold beyond the question's
                     # own words (asked again freely, the small model repeats itself).
                     names = named_spans([*(f"{e.title}. {e.quote}" for e in state.evidence),
-                                         *(f"{s.chunk.title}. {s.text}" for s in found)], state.question)
+                                         *(f"{s.chunk.subject}. {s.text}" for s in found)], state.question)
                     messages += [{"role": "assistant", "content": parsed.model_dump_json()},
                                  {"role": "user", "content": prompts.render(
                                      "finalize_again", answer=parsed.answer.strip(), passages=bool(found),
@@ -525,7 +525,7 @@ class ResearchAgent:
         if chunk is None or not quote_in(evidence.quote, chunk.text):
             return None
         return Citation(evidence.id, chunk.doc_id, chunk.chunk_id, chunk.title, chunk.source, evidence.quote,
-                        evidence.verified)
+                        evidence.verified, section=chunk.section, page=chunk.page)
 
 
 def _with_statement(answer: str | None, refs: list[str], state: ResearchState, found: list[Sentence]) -> list[str]:
@@ -536,7 +536,7 @@ def _with_statement(answer: str | None, refs: list[str], state: ResearchState, f
     if not key or key in ("yes", "no"):
         return refs
     texts = {e.id: f"{e.title} {e.quote}" for e in state.evidence}
-    texts |= {i: f"{s.chunk.title} {s.text}" for i, s in zip(rereading.ids(found), found, strict=True)}
+    texts |= {i: f"{s.chunk.subject} {s.text}" for i, s in zip(rereading.ids(found), found, strict=True)}
     stating = [i for i, text in texts.items() if key in normalise(text).lower()]
     if not stating or any(i in stating for i in refs):
         return refs
@@ -552,7 +552,7 @@ def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[Re
                      and normalise(e.quote) == normalise(dated.sentence)), None)
         if same is None:
             same = Evidence(id=next_evidence_id(evidence), fact=dated.sentence, source=dated.chunk.chunk_id,
-                            quote=dated.sentence, verified="yes", round=state.iteration, title=dated.chunk.title)
+                            quote=dated.sentence, verified="yes", round=state.iteration, title=dated.chunk.subject)
             evidence.append(same)
         ids.append(same.id)
     return state.model_copy(update={"evidence": evidence}), list(dict.fromkeys(ids))

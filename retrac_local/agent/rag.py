@@ -29,7 +29,7 @@ class RagAnswerer:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         hits = self.corpus.search(question, k=self.k)
-        passages = "\n\n".join(f"[{h.chunk.chunk_id}] {h.chunk.title}: {h.chunk.text}" for h in hits)
+        passages = "\n\n".join(f"[{h.chunk.chunk_id}] {h.chunk.label}: {h.chunk.text}" for h in hits)
         messages: list[Message] = [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
         answer: str | None = None
         try:

@@ -46,7 +46,7 @@ def render(found: list[Sentence]) -> str:
     if not found:
         return ""
     lines = ["Passages read again (sentences of the texts found, not yet in the evidence):"]
-    lines.extend(f"  [{i}] ({s.chunk.title}) {s.text}" for i, s in zip(ids(found), found, strict=True))
+    lines.extend(f"  [{i}] ({s.chunk.label}) {s.text}" for i, s in zip(ids(found), found, strict=True))
     return "\n".join(lines)
 
 
@@ -63,6 +63,6 @@ def cite(state: ResearchState, found: list[Sentence], cited: list[str]) -> tuple
             continue
         new_id = next_evidence_id(evidence)
         evidence.append(Evidence(id=new_id, fact=sentence.text, source=sentence.chunk.chunk_id, quote=sentence.text,
-                                 verified="yes", round=state.iteration, title=sentence.chunk.title))
+                                 verified="yes", round=state.iteration, title=sentence.chunk.subject))
         renamed.append(new_id)
     return state.model_copy(update={"evidence": evidence}), renamed

@@ -26,13 +26,13 @@ def seed_from_memory(memory: RunMemory | None, corpus: Corpus, settings: MemoryS
             chunk = corpus.get_chunk(item["source"])
             if len(seeds) >= settings.max_evidence or chunk is None or not quote_in(item["quote"], chunk.text):
                 continue
-            level = support_level(support(item["fact"], item["quote"], chunk.title))
+            level = support_level(support(item["fact"], item["quote"], chunk.subject))
             if level is None or addresses_the_model(item["quote"]):
                 continue
             if any(e.source == item["source"] and e.quote == item["quote"] for e in seeds):
                 continue
             seeds.append(Evidence(id=f"E{len(seeds) + 1}", fact=item["fact"], source=item["source"],
-                                  quote=item["quote"], verified=level, round=0, title=chunk.title))
+                                  quote=item["quote"], verified=level, round=0, title=chunk.subject))
             taken += 1
         used.append({"run_id": past.run_id, "question": past.question, "similarity": past.similarity,
                      "evidence_offered": len(past.evidence), "evidence_seeded": taken})

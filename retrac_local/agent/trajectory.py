@@ -93,7 +93,7 @@ def render_for_compression(
     queries = [*(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
     shown, total = most_relevant(chunks, question, queries, max_sentences, relevance)
     head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
-    body = "\n".join(f"- ({s.chunk.title}) {s.text}" for s in shown) if shown else "(no texts found)"
+    body = "\n".join(f"- ({s.chunk.label}) {s.text}" for s in shown) if shown else "(no texts found)"
     left_out = len(total) - len(shown)
     if left_out:
         kept = {id(s) for s in shown}
@@ -114,7 +114,7 @@ def most_relevant(
                   if _informative(text) and not leave_out(text)]
     if not candidates:
         return [], []
-    texts = [f"{s.chunk.title}: {s.text}" for s in candidates]
+    texts = [f"{s.chunk.subject}: {s.text}" for s in candidates]
 
     def score(qs: list[str]) -> list[float]:
         # Meaning and shared words together: embeddings miss "born" for "year … born", words miss synonyms.

@@ -68,11 +68,11 @@ def one_run(paths: list[Path], home: Path, overrides: dict[str, Any] | None = No
     size = sum(p.stat().st_size for p in files)
     report = ingester.run(paths).to_dict()
     total = report["seconds"]
-    stages = {s: round(watch.seconds[s], 2) for s in STAGES}
+    stages = {s: round(watch.seconds[s], 4) for s in STAGES}
     return {
         "files": report["files_added"], "failed": len(report["failed"]), "mb": round(size / 1e6, 2),
         "documents": report["documents_added"], "chunks": report["chunks"], "seconds": total,
-        "stages": stages | {"other": round(total - sum(stages.values()), 2)},
+        "stages": stages | {"other": round(total - sum(stages.values()), 4)},
         "model_load_seconds": round(load_seconds, 2), "embedder": embedder.name,
         "chunks_per_second": round(report["chunks"] / total, 1) if total else None,
         "mb_per_minute": round(size / 1e6 / total * 60, 2) if total else None,
@@ -91,7 +91,7 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("seconds", "model_load_seconds", "chunks_per_second", "mb_per_minute"):
         values = [r[key] for r in runs if r[key] is not None]
         out[key] = round(statistics.median(values), 2) if values else None
-    out["stages"] = {s: round(statistics.median(r["stages"][s] for r in runs), 2) for s in runs[0]["stages"]}
+    out["stages"] = {s: round(statistics.median(r["stages"][s] for r in runs), 3) for s in runs[0]["stages"]}
     out["runs"] = len(runs)
     return out
 

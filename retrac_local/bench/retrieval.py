@@ -47,7 +47,7 @@ def run_method(app: Any, questions: list[dict[str, Any]], method: str) -> dict[s
     latencies, rows = [], []
     for q in questions:
         start = time.perf_counter()
-        hits = app.corpus.search(q["question"], k=max(KS), method=method)
+        hits = app.corpus.search(q["question"], k=max(KS), method=method, dedupe_documents=True)
         latencies.append((time.perf_counter() - start) * 1000)
         rows.append(recall_row([h.chunk.doc_id for h in hits], q["supporting_doc_ids"]))
     out: dict[str, Any] = {key: round(statistics.mean(r[key] for r in rows), 4) for key in rows[0]}
@@ -64,7 +64,7 @@ def batch_latency(app: Any, questions: list[dict[str, Any]], method: str, batch:
         chunk = texts[i:i + batch]
         vectors = app.corpus.embedder.embed(chunk) if method != "bm25" else [None] * len(chunk)
         for text, vector in zip(chunk, vectors, strict=True):
-            app.corpus.search(text, k=max(KS), method=method, query_vector=vector)
+            app.corpus.search(text, k=max(KS), method=method, query_vector=vector, dedupe_documents=True)
     return round((time.perf_counter() - start) * 1000 / len(texts), 2)
 
 

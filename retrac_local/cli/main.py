@@ -84,7 +84,8 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         echo_json([h.to_dict() for h in hits])
         return
     for n, h in enumerate(hits, start=1):
-        say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.title}  ({h.score:.4f})\n   {h.chunk.text[:300]}")
+        more = f", {h.more} more in this document" if h.more else ""
+        say(f"{n}. [{h.chunk.chunk_id}] {h.chunk.label}  ({h.score:.4f}{more})\n   {h.chunk.text[:300]}")
 
 
 def _text(argument: str) -> str:
@@ -214,12 +215,12 @@ def corpus_stats(as_json: bool) -> None:
         raise click.ClickException(f"no corpus in {app.settings.corpus_dir}; run `retrac ingest PATH…` first")
     documents, chunks = store.count()
     data = {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes(),
-            "vector_index": store.vector_index_kind(), "path": str(store.path)}
+            "vector_index": store.vector_index_kind(), "path": store.uri}
     if as_json:
         echo_json(data)
         return
-    click.echo(f"{documents} documents, {chunks} chunks, {data['size_bytes'] / 1e6:.1f} MB on disk "
-               f"({data['vector_index']} vector search) in {store.path}")
+    size = "on an object store" if data["size_bytes"] is None else f"{data['size_bytes'] / 1e6:.1f} MB on disk"
+    click.echo(f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.uri}")
 
 
 def _register() -> None:

@@ -20,19 +20,23 @@ def ingest_progress(enabled: bool = True) -> Iterator[ProgressFn]:
 
     console = Console(stderr=True)
     columns = [TextColumn("ingest"), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[documents]} documents, {task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"),
+               TextColumn("{task.fields[mb]} MB, {task.fields[files]} files · {task.fields[documents]} documents, "
+                          "{task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"),
                TextColumn("ETA"), TimeRemainingColumn()]
     with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task("ingest", total=None, documents=0, chunks=0, rate="-")
+        task = bar.add_task("ingest", total=None, documents=0, chunks=0, rate="-", mb="0", files="0")
         start = time.perf_counter()
+        totals = {"bytes": 0, "files": 0}
 
         def update(event: str, data: dict[str, Any]) -> None:
             if event == "start":  # progress is measured in bytes of input read
-                bar.update(task, total=max(data["bytes"], 1))
+                totals.update(bytes=data["bytes"], files=data["files"])
+                bar.update(task, total=max(data["bytes"], 1), mb=f"0/{data['bytes'] / 1e6:.1f}", files=f"0/{data['files']}")
             elif event == "progress":
                 rate = f"{data['chunks'] / max(time.perf_counter() - start, 1e-6):.0f}"
                 bar.update(task, completed=data["bytes_done"], documents=data["documents"], chunks=data["chunks"],
-                           rate=rate)
+                           rate=rate, mb=f"{data['bytes_done'] / 1e6:.1f}/{totals['bytes'] / 1e6:.1f}",
+                           files=f"{data.get('files_done', 0)}/{totals['files']}")
 
         yield update
 

@@ -71,7 +71,7 @@ def render_result(result: RunResult) -> None:
         for c in result.citations:
             mark = "" if c.verified == "yes" else f" ({c.verified})"
             quote = textwrap.shorten(c.quote, 300, placeholder=" …")
-            say(f'  [{c.evidence_id}] {c.title} — {c.chunk_id}{mark}\n      "{quote}"\n      {c.source}')
+            say(f'  [{c.evidence_id}] {c.label} — {c.chunk_id}{mark}\n      "{quote}"\n      {c.source}')
     else:
         click.echo("No verified citation supports this answer.")
     click.echo(

@@ -1,12 +1,15 @@
 """Split a document's text into overlapping chunks of about N words, keeping character offsets.
 
 Chunks end at sentence boundaries where possible, so a quote rarely straddles two chunks; a sentence
-longer than a chunk is cut by words. `text[start:end]` of the document is exactly the chunk's text.
+longer than a chunk is cut by words; no chunk crosses a break (where a section starts), so that each
+chunk belongs to one section. `text[start:end]` of the document is exactly the chunk's text.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
@@ -54,10 +57,16 @@ def _split_long(text: str, span: Span, size: int) -> list[Span]:
     ]
 
 
-def chunk_text(text: str, size: int = 120, overlap: int = 20) -> list[tuple[int, int]]:
-    """(start, end) character offsets of the chunks of `text`; empty text gives no chunks."""
+def chunk_text(text: str, size: int = 120, overlap: int = 20, breaks: Sequence[int] = ()) -> list[tuple[int, int]]:
+    """(start, end) character offsets of the chunks of `text`, none across a break; empty text
+    gives no chunks."""
     if size <= 0 or overlap < 0 or overlap >= size:
         raise ValueError(f"need 0 <= overlap < size, got size={size}, overlap={overlap}")
+    bounds = sorted({0, len(text), *(b for b in breaks if 0 < b < len(text))})
+    return [(a + s, a + e) for a, b in itertools.pairwise(bounds) for s, e in _chunk_segment(text[a:b], size, overlap)]
+
+
+def _chunk_segment(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
     units: list[Span] = []
     for sentence in _sentences(text):
         units.extend(_split_long(text, sentence, size) if sentence.words > size else [sentence])

@@ -9,7 +9,9 @@ uninterrupted one.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -67,6 +69,33 @@ ProgressFn = Callable[[str, dict[str, Any]], None]
 
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "doc"
+
+
+def cleaned(doc: Document) -> Document:
+    """The document as it is stored (`untrusted.clean_document`), its section and page offsets
+    moved with the text: each piece between two offsets is cleaned on its own."""
+    marks = sorted({0, len(doc.text), *(o for o, _ in doc.sections), *doc.pages})
+    moved, pieces, at = {}, [], 0
+    for a, b in itertools.pairwise(marks):
+        moved[a] = at
+        pieces.append(clean_document(doc.text[a:b]))
+        at += len(pieces[-1])
+    moved[len(doc.text)] = at
+    return replace(doc, title=clean_document(doc.title), text="".join(pieces),
+                   sections=[(moved[o], clean_document(p)) for o, p in doc.sections], pages=[moved[o] for o in doc.pages])
+
+
+def chunks_of(doc: Document, doc_id: str, words: int, overlap: int) -> list[Chunk]:
+    """The document's chunks, none across a section start, each with its section's path and the
+    page it starts on."""
+    starts = [offset for offset, _ in doc.sections]
+    out = []
+    for i, (s, e) in enumerate(chunk_text(doc.text, words, overlap, breaks=starts)):
+        at = bisect.bisect_right(starts, s) - 1
+        out.append(Chunk(f"{doc_id}#{i}", doc_id, doc.title, doc.source, i, s, e, doc.text[s:e],
+                         section=doc.sections[at][1] if at >= 0 else "",
+                         page=bisect.bisect_right(doc.pages, s) if doc.pages else 0))
+    return out
 
 
 class Manifest:
@@ -209,8 +238,9 @@ class Ingester:
         self.chunk_words = chunk_words
         self.overlap_words = overlap_words
         self.progress = progress or (lambda event, data: None)
-        self.manifest = Manifest(store.path.parent / "manifest.sqlite")
+        self.manifest = Manifest(store.local_dir / "manifest.sqlite")
         self._bytes_before = 0  # bytes of the files finished so far, for progress
+        self._files_done = 0
         # Chunks of several files are embedded and written together (one LanceDB commit per batch,
         # not per file); a file is recorded in the manifest once all its chunks are written.
         self._batch: list[Chunk] = []
@@ -219,7 +249,7 @@ class Ingester:
         self._pending_owner: dict[str, str] = {}  # doc ids given to files not yet recorded
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
-        with _only_writer(self.store.path.parent / "ingest.lock"):
+        with _only_writer(self.store.local_dir / "ingest.lock"):
             return self._run(paths, prune)
 
     def _run(self, paths: list[Path], prune: bool) -> IngestReport:
@@ -228,10 +258,11 @@ class Ingester:
         files = list(expand(paths, report))
         sizes = [_size(p) for p in files]
         self.progress("start", {"files": len(files), "bytes": sum(sizes)})
-        self._bytes_before = 0
+        self._bytes_before, self._files_done = 0, 0
         for path, size in zip(files, sizes, strict=True):
             self._ingest_file(path.resolve(), size, report)
             self._bytes_before += size
+            self._files_done += 1
             self._report_progress(report, 0)
         self._flush(report)
         self._report_progress(report, 0)
@@ -285,7 +316,7 @@ class Ingester:
                 report.failed.append({"path": key, "error": problem})
             if not doc.text.strip():
                 continue
-            doc = replace(doc, title=clean_document(doc.title), text=clean_document(doc.text))
+            doc = cleaned(doc)
             doc_id = self._doc_id(doc, path, taken)
             if doc_id is None:
                 report.failed.append({"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"})
@@ -313,7 +344,9 @@ class Ingester:
         """Write the batched chunks, then record the files whose chunks are all written. A crash
         before the record leaves those files to be read again; delete-then-add never duplicates."""
         if self._batch_docs:
-            vectors = self.store.embedder.embed([f"{c.title}\n{c.text}" for c in self._batch])
+            # The headings above a chunk say what it is about: they are embedded with its text.
+            vectors = self.store.embedder.embed([f"{c.title} › {c.section}\n{c.text}" if c.section else
+                                                 f"{c.title}\n{c.text}" for c in self._batch])
             self.store.replace_documents(self._batch_docs, self._batch, vectors)
         self._batch, self._batch_docs = [], []
         for key, sha, doc_ids, chunks, gone in self._pending_files:
@@ -335,7 +368,7 @@ class Ingester:
 
     def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
         pending_docs = sum(len(doc_ids) for _, _, doc_ids, _, _ in self._pending_files)
-        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file,
+        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "files_done": self._files_done,
                                    "chunks": report.chunks + len(self._batch),
                                    "documents": report.documents_added + report.documents_skipped + pending_docs})
 
@@ -352,11 +385,7 @@ class Ingester:
         return f"{base}-{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
 
     def _chunks(self, doc: Document, doc_id: str) -> list[Chunk]:
-        spans = chunk_text(doc.text, self.chunk_words, self.overlap_words)
-        return [
-            Chunk(f"{doc_id}#{i}", doc_id, doc.title, doc.source, i, s, e, doc.text[s:e])
-            for i, (s, e) in enumerate(spans)
-        ]
+        return chunks_of(doc, doc_id, self.chunk_words, self.overlap_words)
 
     def _prune(self, report: IngestReport) -> None:
         for key in self.manifest.paths():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from retrac_local.corpus.chunking import chunk_text
+from retrac_local.corpus.passages import select
 from retrac_local.corpus.store import Chunk, Hit
 
 _WORD = re.compile(r"\w+")
@@ -16,9 +16,14 @@ class MemoryCorpus:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     searches: list[str] = field(default_factory=list)  # every query it got, for assertions
 
-    def add(self, doc_id: str, title: str, text: str, chunk_words: int = 120) -> MemoryCorpus:
-        for i, (start, end) in enumerate(chunk_text(text, chunk_words, min(20, chunk_words - 1))):
-            chunk = Chunk(f"{doc_id}#{i}", doc_id, title, f"memory:{doc_id}", i, start, end, text[start:end])
+    def add(self, doc_id: str, title: str, text: str, chunk_words: int = 120,
+            sections: list[tuple[int, str]] | None = None, pages: list[int] | None = None) -> MemoryCorpus:
+        """A document chunked as ingest chunks it; `sections` and `pages` as a reader gives them."""
+        from retrac_local.corpus.ingest import chunks_of
+        from retrac_local.corpus.readers import Document
+
+        doc = Document(doc_id, title, text, f"memory:{doc_id}", sections=sections or [], pages=pages or [])
+        for chunk in chunks_of(doc, doc_id, chunk_words, min(20, chunk_words - 1)):
             self.chunks[chunk.chunk_id] = chunk
         return self
 
@@ -31,10 +36,7 @@ class MemoryCorpus:
             if overlap:
                 scored.append(Hit(chunk, float(overlap)))
         scored.sort(key=lambda h: (-h.score, h.chunk.chunk_id))
-        best: dict[str, Hit] = {}
-        for h in scored:
-            best.setdefault(h.chunk.doc_id, h)
-        return list(best.values())[:k]
+        return select(scored, k)
 
     def get_chunk(self, chunk_id: str) -> Chunk | None:
         return self.chunks.get(chunk_id)

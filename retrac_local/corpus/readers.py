@@ -1,5 +1,9 @@
 """Turn files into documents: plain text, Markdown, HTML (trafilatura), PDF (pypdf), JSONL records.
 
+A document keeps its structure as offsets into its text: where each section starts, with its
+path of headings (Markdown and HTML headings; a PDF's outline, or its numbered headings), and where
+each page starts (PDF). Chunks follow it (`chunking.chunk_text`) and carry it to citations.
+
 A reader raises `UnreadableFile` with a reason a person understands; ingestion reports it and
 goes on with the other files.
 """
@@ -12,6 +16,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from retrac_local.lazy import require
 
@@ -35,7 +40,45 @@ class Document:
     source: str
     problems: list[str] = field(default_factory=list)  # per-record failures inside a JSONL file
     end_offset: int | None = None  # bytes of the file read once this record is parsed (for progress)
+    sections: list[tuple[int, str]] = field(default_factory=list)  # (offset, "Heading › Subheading"), in order
+    pages: list[int] = field(default_factory=list)  # the offset where each page starts (page 1 first)
 
+
+SEPARATOR = " › "
+_MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_MD_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
+# A numbered heading line of a report or a specification: "3.2 Memory layout", "4. Results".
+_NUMBERED_HEADING = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+([A-Z][^\n.:;]{1,78})$", re.MULTILINE)
+
+
+def section_paths(headings: list[tuple[int, int, str]], title: str) -> list[tuple[int, str]]:
+    """(offset, level, heading) in reading order → (offset, path of the headings above and at it).
+    The heading that is the document's title is not part of the paths."""
+    stack: list[tuple[int, str]] = []
+    out: list[tuple[int, str]] = []
+    for offset, level, heading in headings:
+        heading = " ".join(heading.split())
+        if not heading or heading == title:
+            continue
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, heading))
+        out.append((offset, SEPARATOR.join(h for _, h in stack)))
+    return out
+
+
+def markdown_headings(text: str) -> list[tuple[int, int, str]]:
+    """ATX headings (`## Title`) outside fenced code blocks."""
+    fences = [m.start() for m in _MD_FENCE.finditer(text)]
+    def fenced(at: int) -> bool:
+        return sum(1 for f in fences if f < at) % 2 == 1
+    return [(m.start(), len(m.group(1)), m.group(2)) for m in _MD_HEADING.finditer(text) if not fenced(m.start())]
+
+
+def numbered_headings(text: str) -> list[tuple[int, int, str]]:
+    """Lines like "2.1 Results" (level: how many numbers), for PDFs without an outline."""
+    return [(m.start(), m.group(1).count(".") + 1, f"{m.group(1)} {m.group(2).strip()}")
+            for m in _NUMBERED_HEADING.finditer(text)]
 
 def decode(data: bytes, path: Path) -> str:
     if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
@@ -68,9 +111,10 @@ def read_text(path: Path) -> Document:
 
 def read_markdown(path: Path) -> Document:
     text = decode(path.read_bytes(), path)
-    heading = re.search(r"^#\s+(.+)$", text, re.MULTILINE)
-    title = heading.group(1).strip() if heading else _first_line_title(text, path.stem)
-    return Document(None, title, text, str(path))
+    headings = markdown_headings(text)
+    first = next((h for h in headings if h[1] == 1), None)
+    title = " ".join(first[2].split()) if first else _first_line_title(text, path.stem)
+    return Document(None, title, text, str(path), sections=section_paths(headings, title))
 
 
 def read_html(path: Path) -> Document:
@@ -81,7 +125,66 @@ def read_html(path: Path) -> Document:
         raise UnreadableFile("no readable text in this HTML page")
     meta = trafilatura.extract_metadata(html)
     title = (meta.title if meta and meta.title else None) or _first_line_title(text, path.stem)
-    return Document(None, title, text, str(path))
+    return Document(None, title, text, str(path), sections=section_paths(html_headings(html, text), title))
+
+
+def _squash(text: str) -> tuple[str, list[int]]:
+    """`text` with each run of white space made one space, and the offset in `text` of each character."""
+    out, where = [], []
+    for m in re.finditer(r"\S+", text):
+        if out:
+            out.append(" ")
+            where.append(m.start())
+        out.append(m.group())
+        where.extend(range(m.start(), m.end()))
+    return "".join(out), where
+
+
+def html_headings(html: str, text: str) -> list[tuple[int, int, str]]:
+    """The page's h1–h6 located in the extracted `text`: at the heading's own line when the
+    extractor kept it, else where the text that follows the heading begins (extractors often drop
+    headings inside page furniture). Headings not found are left out."""
+    import lxml.html
+
+    try:
+        root = lxml.html.fromstring(html)
+    except (ValueError, lxml.etree.ParserError):
+        return []
+    elements = list(root.iter())
+    index = {id(e): i for i, e in enumerate(elements)}
+    flat, where = _squash(text)
+    out: list[tuple[int, int, str]] = []
+    pos = 0  # in `flat`: headings are found in reading order
+    for h in root.iter("h1", "h2", "h3", "h4", "h5", "h6"):
+        heading = " ".join(h.text_content().split())
+        if not heading:
+            continue
+        line = re.compile(rf"(?:^| ){re.escape(heading)}(?= |$)")
+        found = line.search(flat, pos)
+        at = found.start() + (found.group().startswith(" ")) if found and _own_line(text, where, found, heading) else -1
+        if at < 0:
+            after = index[id(h)] + sum(1 for _ in h.iterdescendants()) + 1
+            probe = next((" ".join((e.text or "").split())[:40] for e in elements[after:]
+                          if isinstance(e.tag, str) and e.tag not in ("h1", "h2", "h3", "h4", "h5", "h6")
+                          and len(" ".join((e.text or "").split())) >= 25), "")
+            at = flat.find(probe, pos) if probe else -1
+        if at < 0:
+            continue
+        pos = at
+        out.append((_line_start(text, where[at]), int(h.tag[1]), heading))
+    return out
+
+
+def _own_line(text: str, where: list[int], found: re.Match[str], heading: str) -> bool:
+    start = where[found.start() + (found.group().startswith(" "))]
+    end = start + len(heading)
+    before = text.rfind("\n", 0, start)
+    after = text.find("\n", start)
+    return text[before + 1:start].strip() == "" and text[end:after if after >= 0 else len(text)].strip() == ""
+
+
+def _line_start(text: str, offset: int) -> int:
+    return text.rfind("\n", 0, offset) + 1
 
 
 def read_pdf(path: Path) -> Document:
@@ -93,14 +196,54 @@ def read_pdf(path: Path) -> Document:
             raise UnreadableFile("the PDF is encrypted; decrypt it first")
         pages = [page.extract_text() or "" for page in reader.pages]
         title = (reader.metadata.title if reader.metadata and reader.metadata.title else None)
+        outline = _outline(reader)
     except UnreadableFile:
         raise
     except Exception as e:  # pypdf raises many types on damaged files
         raise UnreadableFile(f"damaged or unsupported PDF ({type(e).__name__}: {e})") from e
-    text = "\n\n".join(p.strip() for p in pages if p.strip())
+    parts, starts, at = [], [], 0
+    for page in pages:  # a blank page has no text, but keeps its number
+        starts.append(at + (2 if parts else 0))
+        if page.strip():
+            if parts:
+                at += 2
+            parts.append(page.strip())
+            at += len(parts[-1])
+    text = "\n\n".join(parts)
     if not text:
         raise UnreadableFile("the PDF has no extractable text (scanned images need OCR first)")
-    return Document(None, title or _first_line_title(text, path.stem), text, str(path))
+    title = title or _first_line_title(text, path.stem)
+    headings = _place_outline(outline, text, starts) if outline else numbered_headings(text)
+    return Document(None, title, text, str(path), sections=section_paths(headings, title), pages=starts)
+
+
+def _outline(reader: Any) -> list[tuple[int, int, str]]:
+    """The PDF's bookmarks: (page index, depth, title), in reading order; none when it has none."""
+    out: list[tuple[int, int, str]] = []
+
+    def walk(items: list[Any], depth: int) -> None:
+        for item in items:
+            if isinstance(item, list):
+                walk(item, depth + 1)
+            else:
+                page = reader.get_destination_page_number(item)
+                if page is not None and page >= 0 and getattr(item, "title", None):
+                    out.append((page, depth, str(item.title)))
+
+    walk(list(reader.outline or []), 1)
+    return out
+
+
+def _place_outline(outline: list[tuple[int, int, str]], text: str, starts: list[int]) -> list[tuple[int, int, str]]:
+    """Each bookmark at its heading's line on its page when the line is there, else at the page's start."""
+    out = []
+    for page, depth, heading in outline:
+        begin = starts[page] if page < len(starts) else len(text)
+        end = starts[page + 1] if page + 1 < len(starts) else len(text)
+        found = re.search(rf"^[ \t]*{re.escape(' '.join(heading.split()))}[ \t]*$", text[begin:end], re.MULTILINE)
+        out.append((begin + found.start() if found else begin, depth, heading))
+    out.sort(key=lambda h: h[0])
+    return out
 
 
 def read_jsonl(path: Path, max_record_chars: int | None = None) -> Iterator[Document]:

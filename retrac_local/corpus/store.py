@@ -1,7 +1,8 @@
 """The chunk store: a LanceDB table with a vector column and a full-text index, and hybrid search.
 
 Hybrid search fuses the BM25 and vector rankings by reciprocal rank fusion (score = sum over the
-two lists of 1 / (rrf_k + rank)); results are one per document unless asked otherwise.
+two lists of 1 / (rrf_k + rank)); results are the best passages, several of one document when they
+rank so (`corpus/passages.py`), or one per document when asked.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from retrac_local.corpus.passages import select
 from retrac_local.errors import CorpusError, StoreError
 from retrac_local.lazy import require
 
@@ -28,7 +30,9 @@ TABLE = "chunks"
 META_FILE = "meta.json"
 Method = Literal["hybrid", "bm25", "vector"]
 _QUERY_WORD = re.compile(r"\w+")
-_COLUMNS = ["chunk_id", "doc_id", "title", "source", "chunk_index", "start", "end", "text"]
+_COLUMNS = ["chunk_id", "doc_id", "title", "source", "chunk_index", "start", "end", "text", "section", "page"]
+# Columns added since the first stores, with the SQL that fills them in a store written before.
+_ADDED_COLUMNS = {"section": "''", "page": "CAST(0 AS INT)"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,23 @@ class Chunk:
     start: int
     end: int
     text: str
+    section: str = ""  # the headings above the chunk, outermost first: "Memcheck › Command-line options"
+    page: int = 0  # the page it starts on, from 1 (PDFs); 0 when the document has no pages
+
+    @property
+    def subject(self) -> str:
+        """What the chunk is about: its innermost heading, else its document's title."""
+        return self.section.rsplit(" › ", 1)[-1] if self.section else self.title
+
+    @property
+    def label(self) -> str:
+        return label(self.title, self.section, self.page)
+
+
+def label(title: str, section: str = "", page: int = 0) -> str:
+    """How a person finds a chunk again: "Title › Section (p. 3)"."""
+    where = f"{title} › {section}" if section else title
+    return f"{where} (p. {page})" if page else where
 
 
 @dataclass
@@ -48,11 +69,12 @@ class Hit:
     chunk: Chunk
     score: float
     ranks: dict[str, int] = field(default_factory=dict)  # rank in each retriever's list, 1-based
+    more: int = 0  # hits of the same document among the candidates that were not returned
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
-        return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "source": c.source,
-                "score": round(self.score, 6), "text": c.text}
+        return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "section": c.section, "page": c.page,
+                "source": c.source, "score": round(self.score, 6), "more_in_document": self.more, "text": c.text}
 
 
 def _quote(value: str) -> str:
@@ -66,13 +88,27 @@ class Reranker(Protocol):
     def rerank(self, query: str, hits: list[Hit]) -> list[Hit]: ...
 
 
-class CorpusStore:
-    """Owns the LanceDB folder; the embedder is created only when vectors are needed."""
+def is_remote(uri: str | Path) -> bool:
+    """An object-store URI (s3://, gs://, az://, …), not a folder on this machine."""
+    return "://" in str(uri) and not str(uri).startswith("file://")
 
-    def __init__(self, path: Path, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
+
+class CorpusStore:
+    """Owns the LanceDB tables, in a folder or on an object store; the embedder is created only
+    when vectors are needed. `local_dir` holds what must stay on this machine (the ingest manifest
+    and lock): the folder's parent by default."""
+
+    def __init__(self, path: Path | str, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
                  depth: int = 20, rrf_k: int = 60, vector_index_min_rows: int = 10_000, nprobes: int = 20,
-                 refine_factor: int = 5, reranker: Reranker | None = None) -> None:
-        self.path = path
+                 refine_factor: int = 5, reranker: Reranker | None = None, storage_options: dict[str, str] | None = None,
+                 local_dir: Path | None = None) -> None:
+        self.remote = is_remote(path)
+        self.uri = str(path)
+        self.path = None if self.remote else Path(path)  # the folder, for a local store
+        if local_dir is None and self.path is None:
+            raise StoreError(f"a corpus on an object store ({self.uri}) needs a local folder for its ingest manifest")
+        self.local_dir: Path = local_dir or self.path.parent  # type: ignore[union-attr]
+        self.storage_options = dict(storage_options or {})
         self.reranker = reranker
         self.method, self.depth, self.rrf_k = method, depth, rrf_k
         self.vector_index_min_rows, self.nprobes, self.refine_factor = vector_index_min_rows, nprobes, refine_factor
@@ -90,15 +126,22 @@ class CorpusStore:
         return self._embedder
 
     def _meta(self) -> dict[str, Any]:
-        meta_path = self.path / META_FILE
-        return json.loads(meta_path.read_text()) if meta_path.exists() else {}
+        """Which embedder the vectors come from: in the table's own metadata (so that every machine
+        that opens it knows), or in meta.json beside the tables of a store written before."""
+        if self.path is not None and (self.path / META_FILE).exists():
+            return json.loads((self.path / META_FILE).read_text())  # type: ignore[no-any-return]
+        if self._has_table():
+            metadata = self._connect().open_table(TABLE).schema.metadata or {}
+            if b"retrac" in metadata:
+                return json.loads(metadata[b"retrac"])  # type: ignore[no-any-return]
+        return {}
 
     def _check_embedder(self, embedder: Embedder) -> None:
         meta = self._meta()
         if meta and (meta.get("embedder"), meta.get("dim")) != (embedder.name, embedder.dim):
             raise CorpusError(
-                f"the corpus in {self.path} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
-                f"not {embedder.name}; use that embedder or ingest into a new RETRAC_HOME"
+                f"the corpus in {self.uri} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
+                f"not {embedder.name}; use that embedder or ingest into a new collection"
             )
 
     def _connect(self) -> Any:
@@ -106,8 +149,9 @@ class CorpusStore:
             os.environ.setdefault("LANCE_LOG", "error")  # keep lance's deprecation notices off the terminal
             lancedb = require("lancedb", purpose="the corpus store")
             with self._writing():
-                self.path.mkdir(parents=True, exist_ok=True)
-                self._db = lancedb.connect(str(self.path))
+                if self.path is not None:
+                    self.path.mkdir(parents=True, exist_ok=True)
+                self._db = lancedb.connect(self.uri, storage_options=self.storage_options or None)
         return self._db
 
     def table(self, create: bool = False) -> Any:
@@ -115,7 +159,12 @@ class CorpusStore:
             db = self._connect()
             if self._has_table():
                 self._table = db.open_table(TABLE)
-                if "fts_text" not in self._table.schema.names:  # stores written before titles were searchable
+                names = self._table.schema.names
+                missing = {k: v for k, v in _ADDED_COLUMNS.items() if k not in names}
+                if missing:  # a store written before chunks knew their section and page
+                    with self._writing():
+                        self._table.add_columns(missing)
+                if "fts_text" not in names:  # stores written before titles were searchable
                     self._table.add_columns({"fts_text": "concat(title, ' ', text)"})
                     self.finish_writes()
             elif create:
@@ -124,20 +173,27 @@ class CorpusStore:
                 schema = pa.schema([
                     ("chunk_id", pa.string()), ("doc_id", pa.string()), ("title", pa.string()),
                     ("source", pa.string()), ("chunk_index", pa.int32()), ("start", pa.int64()),
-                    ("end", pa.int64()), ("text", pa.string()), ("fts_text", pa.string()),
+                    ("end", pa.int64()), ("text", pa.string()), ("section", pa.string()), ("page", pa.int32()),
+                    ("fts_text", pa.string()),
                     ("vector", pa.list_(pa.float32(), dim)),
                 ])
-                self._table = db.create_table(TABLE, schema=schema)
-                (self.path / META_FILE).write_text(json.dumps({"embedder": self.embedder.name, "dim": dim}))
+                meta = json.dumps({"embedder": self.embedder.name, "dim": dim})
+                with self._writing():
+                    self._table = db.create_table(TABLE, schema=schema.with_metadata({"retrac": meta}))
+                if self.path is not None:
+                    (self.path / META_FILE).write_text(meta)
             else:
-                raise CorpusError(f"no corpus in {self.path}; run `retrac ingest PATH…` first")
+                raise CorpusError(f"no corpus in {self.uri}; run `retrac ingest PATH…` first")
         return self._table
 
     def exists(self) -> bool:
-        return (self.path / META_FILE).exists() and self._has_table()
+        if self.path is not None and not (self.path / META_FILE).exists():
+            return False
+        return self._has_table()
 
     def _has_table(self) -> bool:
-        return TABLE in self._connect().list_tables().tables
+        with self._writing():
+            return TABLE in self._connect().list_tables().tables
 
     # -- writing -------------------------------------------------------------------------------
     @contextmanager
@@ -146,10 +202,16 @@ class CorpusStore:
         atomic, so what was committed before stays readable."""
         try:
             yield
-        except (OSError, RuntimeError) as e:
+        except (OSError, RuntimeError, ValueError) as e:
+            if isinstance(e, ValueError) and not self.remote:
+                raise
             known = re.search(r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e))
             reason = known.group(0) if known else str(e).splitlines()[0][:200]
-            raise StoreError(f"cannot write to the corpus store {self.path}: {reason}; free disk space or make "
+            if self.remote:
+                raise StoreError(f"cannot reach the corpus store {self.uri}: {reason}; check that the object store "
+                                 "is up and corpus.storage_options (endpoint, region, credentials), then run the same "
+                                 "command again") from e
+            raise StoreError(f"cannot write to the corpus store {self.uri}: {reason}; free disk space or make "
                              "RETRAC_HOME writable, then run the same command again") from e
 
     def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
@@ -162,8 +224,10 @@ class CorpusStore:
         if doc_ids:
             table.delete("doc_id IN (" + ", ".join(_quote(d) for d in doc_ids) + ")")
         if chunks:
-            # Full-text search reads the title with the text: titles name the entities questions ask about.
-            rows = [dict(asdict(c), fts_text=f"{c.title} {c.text}", vector=vectors[i].tolist())
+            # Full-text search reads the title and the section with the text: headings name the
+            # entities questions ask about.
+            rows = [dict(asdict(c), fts_text=" ".join(p for p in (c.title, c.section, c.text) if p),
+                         vector=vectors[i].tolist())
                     for i, c in enumerate(chunks)]
             table.add(rows)
 
@@ -232,16 +296,17 @@ class CorpusStore:
 
     def search(
         self, query: str, k: int = 5, method: Method | None = None, depth: int | None = None,
-        rrf_k: int | None = None, dedupe_documents: bool = True, query_vector: Any = None,
+        rrf_k: int | None = None, dedupe_documents: bool = False, query_vector: Any = None,
     ) -> list[Hit]:
-        """`query_vector` skips embedding the query (callers that embed many queries at once)."""
+        """The best `k` passages (`passages.select`); with `dedupe_documents`, the best one of each of
+        `k` documents. `query_vector` skips embedding the query (callers that embed many at once)."""
         if not query.strip():
             return []
         method = method or self.method
         rrf_k = rrf_k or self.rrf_k
         table = self.table()
-        # Deduplication per document needs more candidates than k.
-        depth = max(depth or self.depth, 3 * k if dedupe_documents else k)
+        # Choosing among passages (and counting a document's others) needs more candidates than k.
+        depth = max(depth or self.depth, 3 * k)
         ranked: dict[str, list[dict[str, Any]]] = {}
         if method in ("bm25", "hybrid"):
             ranked["bm25"] = self._bm25(table, query, depth)
@@ -260,12 +325,7 @@ class CorpusStore:
         hits = sorted(fused.values(), key=lambda h: h.score, reverse=True)
         if self.reranker is not None:
             hits = self.reranker.rerank(query, hits)
-        if dedupe_documents:
-            best: dict[str, Hit] = {}
-            for h in hits:
-                best.setdefault(h.chunk.doc_id, h)  # hits are sorted: the first of a document is its best
-            hits = list(best.values())
-        return hits[:k]
+        return select(hits, k, one_per_document=dedupe_documents)
 
     @staticmethod
     def _bm25(table: Any, query: str, depth: int) -> list[dict[str, Any]]:
@@ -280,7 +340,10 @@ class CorpusStore:
                 raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e
             raise
 
-    def size_bytes(self) -> int:
+    def size_bytes(self) -> int | None:
+        """Bytes on this machine's disk; None for a store on an object store."""
+        if self.path is None:
+            return None
         return sum(p.stat().st_size for p in self.path.rglob("*") if p.is_file())
 
 
@@ -291,4 +354,4 @@ def _single_score(name: str, row: dict[str, Any]) -> float:
 
 
 def _chunk(row: dict[str, Any]) -> Chunk:
-    return Chunk(**{k: row[k] for k in _COLUMNS})
+    return Chunk(**{k: row[k] for k in _COLUMNS if row.get(k) is not None})

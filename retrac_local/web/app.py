@@ -281,7 +281,7 @@ def collection_data(web: Web) -> dict[str, Any]:
     documents, chunks = store.count() if store.exists() else (0, 0)
     files = collection.files(web.settings)
     return {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes() if store.exists() else 0,
-            "vector_index": store.vector_index_kind() if store.exists() else None, "path": str(store.path),
+            "vector_index": store.vector_index_kind() if store.exists() else None, "path": store.uri,
             "files": [f.to_dict() for f in files]}
 
 
