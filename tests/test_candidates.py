@@ -100,3 +100,12 @@ def test_a_name_a_search_already_held_is_not_offered_again(orrin: MemoryCorpus) 
     made = {query_key(state.question), query_key("Ada Lucia Vellacott")}
     queries = [c.query for c in propose(state, made, [])]
     assert "Ada Vellacott" not in queries and "Jonas Pell" in queries
+
+
+def test_a_plan_that_is_a_pasted_tool_output_is_not_offered_as_a_search() -> None:
+    pasted = "search 'pump seals' → manual#4, manual#9, notes#0, manual#12"
+    long = "find out which of the many engineers who worked on the harbour designed the light and when it was lit"
+    state = ResearchState(question="Who designed the Karn Point Lighthouse?", next_plan=[pasted, long, "Karn Point designer"],
+                          uncertainties=[pasted])
+    queries = [c.query for c in propose(state, {query_key(state.question)}, [])]
+    assert "Karn Point designer" in queries and pasted not in queries and long not in queries

@@ -107,8 +107,10 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
     out += [Candidate(name, "the question names it") for name in asked if name not in unread]
-    out += [Candidate(p, "planned next") for p in state.next_plan if len(_content(p)) >= 2]
-    out += [Candidate(u, "open question") for u in state.uncertainties if len(u.split()) <= 12 and len(_content(u)) >= 2]
+    # A plan or a question is offered as a search only when it reads like one: a few words, not a
+    # copy of a tool's output (a small compressor sometimes pastes a search result into its plan).
+    out += [Candidate(p, "planned next") for p in state.next_plan if _searchlike(p)]
+    out += [Candidate(u, "open question") for u in state.uncertainties if _searchlike(u)]
     # A name whose words a search other than the question itself already held is covered ("Danny
     # Glover" after "Danny Lebern Glover").
     made = searched - {query_key(state.question)}
@@ -176,6 +178,10 @@ def _covered(name: str, searched: set[str]) -> bool:
     """A search holding all of the name's words has covered it."""
     words = set(query_key(name).split())
     return any(words <= set(key.split()) for key in searched)
+
+
+def _searchlike(text: str) -> bool:
+    return len(text.split()) <= 12 and len(_content(text)) >= 2 and not re.search(r"→|\[|#\d", text)
 
 
 def _namelike(name: str) -> bool:
