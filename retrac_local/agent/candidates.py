@@ -122,8 +122,8 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     # A name of several words names one thing ("Surprised by Joy", "Curt Courant"); one capitalised
     # word is often a nationality, a place or a common word ("German", "Paris", "Space"): evidence's
     # leads first, then names of several words, then single words, each group in its own order.
-    ranked = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), len(c.query.split()) == 1))
-    return ranked[:MAX_CANDIDATES]
+    ordered = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), len(c.query.split()) == 1))
+    return ordered[:MAX_CANDIDATES]
 
 
 def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT) -> list[tuple[Chunk, str]]:

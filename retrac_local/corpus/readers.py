@@ -130,7 +130,8 @@ def read_html(path: Path) -> Document:
 
 def _squash(text: str) -> tuple[str, list[int]]:
     """`text` with each run of white space made one space, and the offset in `text` of each character."""
-    out, where = [], []
+    out: list[str] = []
+    where: list[int] = []
     for m in re.finditer(r"\S+", text):
         if out:
             out.append(" ")
@@ -201,7 +202,9 @@ def read_pdf(path: Path) -> Document:
         raise
     except Exception as e:  # pypdf raises many types on damaged files
         raise UnreadableFile(f"damaged or unsupported PDF ({type(e).__name__}: {e})") from e
-    parts, starts, at = [], [], 0
+    parts: list[str] = []
+    starts: list[int] = []
+    at = 0
     for page in pages:  # a blank page has no text, but keeps its number
         starts.append(at + (2 if parts else 0))
         if page.strip():
