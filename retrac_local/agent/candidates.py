@@ -111,16 +111,17 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     # copy of a tool's output (a small compressor sometimes pastes a search result into its plan).
     out += [Candidate(p, "planned next") for p in state.next_plan if _searchlike(p)]
     out += [Candidate(u, "open question") for u in state.uncertainties if _searchlike(u)]
-    # A name whose words a search other than the question itself already held is covered ("Danny
-    # Glover" after "Danny Lebern Glover").
+    # A name whose words a search other than the question itself already held is covered ("Ada
+    # Vellacott" after "Ada Lucia Vellacott").
     made = searched - {query_key(state.question)}
     unique: dict[str, Candidate] = {}
     for c in out:
         key = query_key(c.query)
         if key and key not in searched and key not in unique and not _covered(c.query, made):
             unique[key] = c
-    # A name of several words names one thing ("Surprised by Joy", "Curt Courant"); one capitalised
-    # word is often a nationality, a place or a common word ("German", "Paris", "Space"): evidence's
+    # A name of several words names one thing ("Tessel Harbour Bridge", "Ada Vellacott"); one
+    # capitalised word is often a nationality, a place or a common word ("Scottish", "Orrin",
+    # "Harbour"): evidence's
     # leads first, then names of several words, then single words, each group in its own order.
     ordered = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), len(c.query.split()) == 1))
     return ordered[:MAX_CANDIDATES]

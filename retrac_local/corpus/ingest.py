@@ -35,7 +35,7 @@ from retrac_local.corpus.readers import (
     read_jsonl,
 )
 from retrac_local.corpus.sandbox import SandboxedReader
-from retrac_local.corpus.store import Chunk, CorpusStore
+from retrac_local.corpus.store import Chunk, CorpusStore, label
 from retrac_local.errors import StoreError
 from retrac_local.untrusted import clean_document
 
@@ -345,8 +345,7 @@ class Ingester:
         before the record leaves those files to be read again; delete-then-add never duplicates."""
         if self._batch_docs:
             # The headings above a chunk say what it is about: they are embedded with its text.
-            vectors = self.store.embedder.embed([f"{c.title} › {c.section}\n{c.text}" if c.section else
-                                                 f"{c.title}\n{c.text}" for c in self._batch])
+            vectors = self.store.embedder.embed([f"{label(c.title, c.section)}\n{c.text}" for c in self._batch])
             self.store.replace_documents(self._batch_docs, self._batch, vectors)
         self._batch, self._batch_docs = [], []
         for key, sha, doc_ids, chunks, gone in self._pending_files:

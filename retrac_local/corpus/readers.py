@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from retrac_local.corpus.store import SECTION_SEPARATOR
 from retrac_local.lazy import require
 
 TEXT_SUFFIXES = {".txt", ".text"}
@@ -44,7 +45,6 @@ class Document:
     pages: list[int] = field(default_factory=list)  # the offset where each page starts (page 1 first)
 
 
-SEPARATOR = " › "
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _MD_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
 # A numbered heading line of a report or a specification: "3.2 Memory layout", "4. Results".
@@ -63,7 +63,7 @@ def section_paths(headings: list[tuple[int, int, str]], title: str) -> list[tupl
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, heading))
-        out.append((offset, SEPARATOR.join(h for _, h in stack)))
+        out.append((offset, SECTION_SEPARATOR.join(h for _, h in stack)))
     return out
 
 
@@ -162,7 +162,9 @@ def html_headings(html: str, text: str) -> list[tuple[int, int, str]]:
             continue
         line = re.compile(rf"(?:^| ){re.escape(heading)}(?= |$)")
         found = line.search(flat, pos)
-        at = found.start() + (found.group().startswith(" ")) if found and _own_line(text, where, found, heading) else -1
+        at = found.start() + found.group().startswith(" ") if found else -1
+        if at >= 0 and not _own_line(text, where[at], heading):
+            at = -1
         if at < 0:
             after = index[id(h)] + sum(1 for _ in h.iterdescendants()) + 1
             probe = next((" ".join((e.text or "").split())[:40] for e in elements[after:]
@@ -176,8 +178,8 @@ def html_headings(html: str, text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _own_line(text: str, where: list[int], found: re.Match[str], heading: str) -> bool:
-    start = where[found.start() + (found.group().startswith(" "))]
+def _own_line(text: str, start: int, heading: str) -> bool:
+    """The heading found at `start` of `text` is alone on its line."""
     end = start + len(heading)
     before = text.rfind("\n", 0, start)
     after = text.find("\n", start)

@@ -30,6 +30,7 @@ TABLE = "chunks"
 META_FILE = "meta.json"
 Method = Literal["hybrid", "bm25", "vector"]
 _QUERY_WORD = re.compile(r"\w+")
+SECTION_SEPARATOR = " › "  # between the headings of a section path, and after a title in a label
 _COLUMNS = ["chunk_id", "doc_id", "title", "source", "chunk_index", "start", "end", "text", "section", "page"]
 # Columns added since the first stores, with the SQL that fills them in a store written before.
 _ADDED_COLUMNS = {"section": "''", "page": "CAST(0 AS INT)"}
@@ -51,7 +52,7 @@ class Chunk:
     @property
     def subject(self) -> str:
         """What the chunk is about: its innermost heading, else its document's title."""
-        return self.section.rsplit(" › ", 1)[-1] if self.section else self.title
+        return self.section.rsplit(SECTION_SEPARATOR, 1)[-1] if self.section else self.title
 
     @property
     def label(self) -> str:
@@ -60,7 +61,7 @@ class Chunk:
 
 def label(title: str, section: str = "", page: int = 0) -> str:
     """How a person finds a chunk again: "Title › Section (p. 3)"."""
-    where = f"{title} › {section}" if section else title
+    where = f"{title}{SECTION_SEPARATOR}{section}" if section else title
     return f"{where} (p. {page})" if page else where
 
 
