@@ -3,7 +3,9 @@
 A quote counts only if it occurs in its source chunk after whitespace and typographic
 normalisation. A fact the model states is attached to the sentence that supports it best: every
 number and name of the fact must occur in that sentence (or its document's title), and most of its
-content words; a fact that no sentence supports is rejected, never stored.
+content words; a fact that no sentence supports is rejected, never stored. Support is more than a bag
+of the sentence's words: a fact must be a statement (not a question, not its subject's name alone), and
+what it speaks of must be what the sentence speaks of (see `unfaithful`).
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ _SENTENCE_STARTERS = frozenset(["the", "this", "that", "these", "those", "there"
 def support(fact: str, quote: str, context: str = "") -> float:
     """Share of the fact's content words found in the quote (or its context, e.g. the document
     title, which resolves "she" and "the tower"); 0 when a number of the fact is not in the quote."""
-    if missing_numbers(fact, quote) or missing_names(fact, f"{context} {quote}"):
+    if missing_numbers(fact, quote) or missing_names(fact, f"{context} {quote}") or unfaithful(fact, quote, context):
         return 0.0
     fact_words = {w.lower() for w in _CONTENT_WORD.findall(fact)}
     if not fact_words:
@@ -94,3 +96,33 @@ def support_level(score: float) -> Literal["yes", "partial"] | None:
     if score >= FULL_SUPPORT:
         return "yes"
     return "partial" if score >= PARTIAL_SUPPORT else None
+
+
+_LINK = re.compile(r"\b(is|was|are|were|has|had|have|became|becomes|remains|remained)\b", re.IGNORECASE)
+_STEM = 5  # "directed" states "director"; "composer" needs a word of "compo…" in the source
+
+
+def unfaithful(fact: str, quote: str, context: str = "") -> str | None:
+    """Why `fact` is not a faithful statement of `quote` (with `context`, its document's title), or
+    None. Rules, each cheap and each about form, not topic:
+    - a question is not a fact;
+    - a fact must say something of its subject: the title's words alone ("Amen (Enigma song)") state
+      nothing;
+    - the subject of a fact "S is/was/has … P" must be what the source speaks of: each word of S
+      (pronouns and articles aside) occurs in the quote or the title, up to its ending. "The composer
+      of Rio Sombre is Ilse Varnholt's political activism" fails when the sentence, about Varnholt's
+      activism, says nothing of a composer."""
+    f = normalise(fact).strip()
+    if f.endswith("?"):
+        return "a question, not a fact"
+    title = {w.lower() for w in re.findall(r"\w+", context)}
+    words = [w.lower() for w in re.findall(r"\w+", f)]
+    if title and words and all(w in title for w in words):
+        return "the subject's name alone, with nothing said of it"
+    link = _LINK.search(f)
+    if link is None:
+        return None
+    stems = {w.lower()[:_STEM] for w in re.findall(r"[^\W\d_]+", f"{context} {quote}")}
+    subject = [w for w in re.findall(r"[^\W\d_]{3,}", f[:link.start()]) if w.lower() not in _SENTENCE_STARTERS]
+    missing = [w for w in subject if w.lower()[:_STEM] not in stems]
+    return f"the source does not speak of {' '.join(missing)!r}" if missing else None

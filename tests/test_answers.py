@@ -8,6 +8,7 @@ from retrac_local.agent.answers import (
     expected_kind,
     fits,
     is_person,
+    is_thing,
     named_spans,
     restates_question,
     shorten,
@@ -60,6 +61,22 @@ def test_a_place_is_not_a_name_the_evidence_speaks_of_as_a_person() -> None:
     assert fits("Ilse Varnholt", "name", mother)  # "who" asks for a person
     gap = wrong_kind_question("Where was the painter's mother born?", "Ilse Varnholt", mother)
     assert gap is not None and gap.startswith("The answer must be a place")
+
+
+def test_who_is_not_answered_by_a_place_a_building_or_a_work() -> None:
+    def quote(text: str) -> Evidence:
+        return Evidence(id="E1", fact=text, source="a#0", quote=text, verified="yes")
+
+    tower = [quote("The Karn Point Lighthouse is a granite lighthouse on the Orrin coast, designed by Vellacott & Pell.")]
+    assert is_thing("The Karn Point Lighthouse", tower) and not fits("The Karn Point Lighthouse", "name", tower)
+    assert not is_thing("Vellacott & Pell", tower) and fits("Vellacott & Pell", "name", tower)
+    opera = [quote("Rio Sombre is a 1951 opera by Ilse Varnholt."), quote("Ilse Varnholt was a composer.")]
+    assert is_thing("Rio Sombre", opera) and not is_thing("Ilse Varnholt", opera)
+    firms = [quote("Harbour Pictures is an American film production company based in Orley."),
+             quote("The Quills were an English folk band from Drennick.")]
+    assert not is_thing("Harbour Pictures", firms) and not is_thing("The Quills", firms)
+    gap = wrong_kind_question("Who designed the lighthouse the Orley tower is modelled on?", "The Karn Point Lighthouse", tower)
+    assert gap is not None and gap.startswith("The answer must be the name of a person or a group")
 
 
 def test_short_answers_lose_their_asides() -> None:

@@ -1,4 +1,12 @@
-from retrac_local.verify import missing_names, missing_numbers, normalise, quote_in, support, support_level
+from retrac_local.verify import (
+    missing_names,
+    missing_numbers,
+    normalise,
+    quote_in,
+    support,
+    support_level,
+    unfaithful,
+)
 
 
 def test_quotes_match_after_whitespace_and_typography() -> None:
@@ -31,3 +39,24 @@ def test_support_grades_facts_against_quotes() -> None:
     assert support_level(support("Ada Vellacott designed the Karn Point Lighthouse", quote, "Karn Point Lighthouse")) == "yes"
     assert support_level(support("Jonas Pell designed the Karn Point Lighthouse", quote, "Karn Point Lighthouse")) is None
     assert support_level(support("The tower was designed in 1890", quote)) is None
+
+
+def test_a_fact_must_state_something_of_what_its_sentence_speaks_of() -> None:
+    quote = "Ilse Varnholt's strong political activism lasted through the mid-1970s."
+    title = "Rio Sombre (opera)"
+    # the words of the sentence, spliced onto a subject it never speaks of
+    assert unfaithful("The composer of Rio Sombre is Ilse Varnholt's strong political activism", quote, title)
+    assert support("The composer of Rio Sombre is Ilse Varnholt's strong political activism", quote, title) == 0.0
+    # what the sentence does say, in other words, is kept
+    assert unfaithful("Ilse Varnholt's political activism lasted through the mid-1970s", quote, title) is None
+    assert unfaithful("The director of Rio Sombre was Ilse Varnholt", "Rio Sombre was directed by Ilse Varnholt.",
+                      title) is None  # "directed" speaks of a director
+    assert unfaithful("She was an activist", quote, title) is None  # a pronoun is no subject to find
+
+
+def test_a_question_or_a_bare_title_is_not_a_fact() -> None:
+    quote = "Harbour Light is a 1995 song by Mara Quill."
+    assert unfaithful("Harbour Light was released on what date?", quote, "Harbour Light (song)")
+    assert unfaithful("Harbour Light (song)", quote, "Harbour Light (song)")
+    assert support("Harbour Light (song)", quote, "Harbour Light (song)") == 0.0
+    assert unfaithful("Harbour Light is a song by Mara Quill", quote, "Harbour Light (song)") is None

@@ -82,10 +82,39 @@ def is_person(answer: str, evidence: list[Evidence]) -> bool:
     return False
 
 
+_THINGS = frozenset([*_PLACE_NOUNS.split("|"), "hotel", "casino", "resort", "building", "skyscraper", "tower",
+                     "bridge", "stadium", "arena", "airport", "station", "church", "cathedral", "museum", "park",
+                     "lighthouse", "castle", "palace", "theatre", "theater", "film", "movie", "album", "song",
+                     "single", "novel", "book", "poem", "opera", "episode", "series", "sitcom", "game", "magazine"])
+_DESCRIBED = re.compile(r"^,? (?:is|was|are|were) (?:a|an|the) ([^,.;:()]*?)(?= in | of | by | from | on | at | that | "
+                        r"which | who | located | based | owned | directed | released | written |[,.;:()]|$)")
+
+
+def is_thing(answer: str, evidence: list[Evidence]) -> bool:
+    """Whether verified evidence describes the answer as a place, a building or a work ("The Karn
+    Point Lighthouse is a lighthouse in …", "Rio Sombre is a 1951 opera by …"): the head word of
+    what it "is" says so. Not what a "who" question asks for: a person, a group or a firm is
+    ("… is an engineering firm", "… is a film production company")."""
+    name = normalise(answer).strip().rstrip(".")
+    if not name:
+        return False
+    for e in evidence:
+        if e.verified not in ("yes", "partial"):
+            continue
+        for text in (normalise(e.quote), normalise(e.fact)):
+            for m in re.finditer(re.escape(name), text, re.I):
+                described = _DESCRIBED.match(text[m.end():])
+                head = described.group(1).split()[-1:] if described else []
+                if head and head[0].lower() in _THINGS:
+                    return True
+    return False
+
+
 def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None) -> bool:
     """Whether the answer is of the kind asked; an unknown kind fits anything. With `evidence`, a
     place must not be a name the evidence speaks of as a person (the entity a "where was X's mother
-    born?" goes through)."""
+    born?" goes through), and a name asked by "who" not one it speaks of as a place, building or
+    work (the casino a "who designed the casino?" goes through)."""
     a = normalise(answer).strip().lower().rstrip(".")
     if not a:
         return False
@@ -100,7 +129,9 @@ def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None)
     if kind in ("place", "name"):
         # A name, not a bare number or date: some word of it is capitalised in the original.
         named = not re.fullmatch(r"[\d\s.,–-]+", a) and any(w[:1].isupper() for w in answer.split())
-        return named and not (kind == "place" and evidence is not None and is_person(answer, evidence))
+        if not named or evidence is None:
+            return named
+        return not (is_person(answer, evidence) if kind == "place" else is_thing(answer, evidence))
     return True
 
 
@@ -197,5 +228,5 @@ def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | N
     if kind is None or fits(answer, kind, evidence):
         return None
     wanted = {"date": "a date or year", "number": "a number", "yes/no": "yes or no", "place": "a place",
-              "name": "a name"}[kind]
+              "name": "the name of a person or a group"}[kind]
     return f"The answer must be {wanted}, and {answer!r} is not: find {wanted} for: {question}"

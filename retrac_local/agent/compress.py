@@ -27,7 +27,7 @@ from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Se
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.state import Conclusion, Evidence, ResearchState, next_evidence_id
-from retrac_local.verify import normalise, support, support_level
+from retrac_local.verify import normalise, support, support_level, unfaithful
 
 MAX_FAILURES = 8
 _LEADING_TITLE = re.compile(r"^\s*\((?:[^()]|\([^()]*\))*\)\s*")
@@ -212,8 +212,8 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     asked = {w for w in re.findall(r"\w{3,}", state.question.lower()) if w not in name_words} - STOP_WORDS
     best, best_score = None, 0
     for s in sentences:
-        if not any(mentions(s.chunk.subject, n) for n in names):
-            continue
+        if not any(mentions(s.chunk.subject, n) for n in names) or unfaithful(s.text, s.text, s.chunk.subject):
+            continue  # not on a name asked about, or not a statement (a heading, a question)
         score = len(asked & set(re.findall(r"\w{3,}", s.text.lower())))
         if score > best_score and not _duplicate(state.evidence, s.chunk.chunk_id, s.text):
             best, best_score = s, score
@@ -239,7 +239,8 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     if any(all(w in re.findall(r"\w+", normalise(f"{e.quote} {e.fact}").lower()) for w in words) for e in backed(state)):
         return state
     asked = set(re.findall(r"\w{3,}", state.question.lower())) - STOP_WORDS
-    holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)]
+    holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)
+               and not unfaithful(s.text, s.text, s.chunk.subject)]
     if not holding:
         return state
     best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.subject} {s.text}".lower()))))

@@ -116,8 +116,8 @@ def _run_on_ray(app: Any, evaluation: Any, questions: list[Any], modes: list[str
     if not app.corpus.exists() or app.corpus.table().count_rows() == 0:
         raise click.ClickException(f"the corpus in {app.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
     try:
-        with RayPool(FromSettings(app.settings), workers, ray_address) as pool, \
-                eval_progress(questions, modes, evaluation) as progress:
+        ray_pool: RayPool = RayPool(FromSettings(app.settings), workers, ray_address)
+        with ray_pool as pool, eval_progress(questions, modes, evaluation) as progress:
             failed = evaluation.run_on_ray(questions, modes, pool, app.runs, rag_k, progress, on_question=report,
                                            annotate=annotate)
     except KeyboardInterrupt:
