@@ -271,6 +271,11 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
     evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
     assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "rag"), ("b", "rag")]
     assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # set aside, not lost
+    (out / "results.jsonl").write_text((out / "results.retrac-v1.jsonl").read_text() + (out / "results.jsonl").read_text())
+    (out / "eval.json").write_text((out / "eval.json").read_text().replace('"v2"', '"v1"'))
+    again = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})  # the old rows back (a checkout)
+    assert again.set_aside == {"retrac": "v1"} and {r["mode"] for r in again.rows} == {"rag"}
+    assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # once
     ran.clear()
     evaluation.run(QUESTIONS, {"retrac": good, "rag": good})
     assert ran == ["a", "b"]  # only the changed mode ran

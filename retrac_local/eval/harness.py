@@ -154,9 +154,12 @@ class Evaluation:
         if not stale:
             return
         for mode, version in self.set_aside.items():
-            mine = [r for r in stale if r["mode"] == mode]
+            aside = self.out / f"results.{mode}-{version}.jsonl"
+            kept_before = {json.loads(line)["id"] for line in aside.read_text(encoding="utf-8").splitlines()
+                           if line.strip()} if aside.exists() else set()
+            mine = [r for r in stale if r["mode"] == mode and r["id"] not in kept_before]  # set aside once
             if mine:
-                with open(self.out / f"results.{mode}-{version}.jsonl", "a", encoding="utf-8") as f:
+                with open(aside, "a", encoding="utf-8") as f:
                     f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in mine)
         kept = [r for r in rows if r["mode"] not in self.set_aside]
         _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
