@@ -123,7 +123,8 @@ def main() -> None:
     result = {
         "dataset": f"HotpotQA dev ({args.questions.name})", "questions": len(questions),
         "corpus_documents": documents, "corpus_chunks": chunks, "ingest": ingest, "methods": methods,
-        "store_mb": None if (size := app.corpus.size_bytes()) is None else round(size / 1e6, 1), "vector_index": app.corpus.vector_index_kind(),
+        "store_mb": None if (size := app.corpus.size_bytes()) is None else round(size / 1e6, 1),
+        "vector_index": app.corpus.vector_index_kind(),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "machine": f"{__import__('os').cpu_count()} cores",
     }
