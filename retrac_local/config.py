@@ -46,6 +46,11 @@ class ModelSettings(Section):
     n_threads: int | None = Field(None, ge=1, description="CPU threads; empty means all cores")
     n_batch: int = Field(512, ge=16, description="prompt tokens evaluated per batch")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1 = all); needs a GPU build")
+    kv_caches: int = Field(
+        2, ge=1, le=8, description="KV caches (llama.cpp contexts) this role keeps: each call runs on the one holding "
+        "the longest prefix of its prompt, so two kinds of prompt keep their cached system prompts; each costs one "
+        "context's memory (weights are shared)"
+    )
     url: str | None = Field(
         None, description="an OpenAI-compatible server (llama.cpp, vLLM, Ollama) to use instead of a local GGUF file, "
         "e.g. http://127.0.0.1:8000"

@@ -91,6 +91,19 @@ def test_short_answers_lose_their_asides() -> None:
     assert shorten("Ada Vellacott designed it", "Who designed it?") == "Ada Vellacott designed it"  # no verb-ended lead
 
 
+def test_a_name_asked_for_loses_the_description_before_it() -> None:
+    assert shorten("Orrin harbour master Jonas Pell", "Who kept the Karn Point light?") == "Jonas Pell"
+    assert shorten("the weaver Ilse Varnholt", "Who taught her to draw?") == "Ilse Varnholt"
+    assert shorten("the town of Drennick", "Where was she born?") == "Drennick"
+    # not a description: a name and a verb, a list of names, a name made of capitalised words
+    assert shorten("Kris Quill played Jonas Pell", "Who played the keeper?") == "Kris Quill played Jonas Pell"
+    assert shorten("Jonas Pell and Ada Vellacott", "Who built it?") == "Jonas Pell and Ada Vellacott"
+    assert shorten("Port Saltry Harbour Board", "Who ran the ferry?") == "Port Saltry Harbour Board"
+    # only for a name asked for, and never down to a name the question holds
+    assert shorten("the engineer Ada Vellacott", "What was the engineer's name?") == "the engineer Ada Vellacott"
+    assert shorten("the engineer Ada Vellacott", "Who was Ada Vellacott?") == "the engineer Ada Vellacott"
+
+
 def test_an_answer_naming_what_no_evidence_states_is_caught() -> None:
     evidence = [Evidence(id="E1", fact="Her mother was Mara Holt", source="a#0", verified="yes",
                          quote="Her mother, Mara Holt, kept the light.", title="Ada Vellacott")]

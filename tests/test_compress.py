@@ -53,6 +53,20 @@ def test_invented_names_and_changed_numbers_are_rejected() -> None:
     assert len(problems) == 2 and all("no sentence found" in p for p in problems)
 
 
+def test_a_bare_title_as_a_fact_becomes_that_documents_statement() -> None:
+    opera = chunk("rio", "Rio Sombre (opera)", "Rio Sombre is an opera in four acts by Ilse Varnholt.")
+    heading = chunk("rio-h", "Rio Sombre (opera)", "Rio Sombre (opera)")
+    sentences = [*SENTENCES, Sentence(heading, heading.text), Sentence(opera, opera.text)]
+    titled = StateUpdate.model_validate(update(facts=["Rio Sombre (opera)"]))
+    new, problems = apply_update(state(), titled, sentences, 1, [])
+    assert problems == []
+    (fact,) = new.evidence
+    assert (fact.fact, fact.quote, fact.source, fact.verified) == (opera.text, opera.text, "rio#0", "yes")
+    # a title no sentence of the round belongs to states nothing: rejected, as before
+    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=["Drennick Abbey"])), sentences, 1, [])
+    assert new.evidence == [] and len(problems) == 1
+
+
 def test_a_fact_the_state_already_holds_is_not_asked_for_again() -> None:
     first, _ = apply(state(), facts=["Ada Vellacott was born on 3 May 1849"])
     later = [Sentence(KARN, KARN.text)]  # a later round: the birth sentence is not among its texts

@@ -144,8 +144,8 @@ def shorten(answer: str, question: str) -> str:
         first = re.findall(r"[A-Za-z]+", a)[:1]
         if first and first[0].lower() in ("yes", "no"):
             return first[0].lower()
-    short = _TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.")
-    return _without_restated_lead(short or a, question)
+    short = _without_restated_lead(_TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.") or a, question)
+    return _without_descriptor(short, question) if expected_kind(question) in ("name", "place") else short
 
 
 _LEAD_VERB = re.compile(r"^(is|was|are|were|has|had|have|did|does|plays|played|won|wrote|became|[a-z]+ed)$")
@@ -160,6 +160,27 @@ def _without_restated_lead(answer: str, question: str) -> str:
         lead = [w.lower() for w in re.findall(r"\w+", " ".join(words[:end]))]
         if len(lead) >= 2 and _LEAD_VERB.match(lead[-1]) and " " + " ".join(lead) + " " in q:
             return " ".join(words[end:]).strip(" ,;.")
+    return answer
+
+
+_CONNECTORS = frozenset(["of", "the", "de", "la", "le", "du", "da", "von", "van", "der", "del", "y", "and", "&"])
+
+
+def _without_descriptor(answer: str, question: str) -> str:
+    """A name asked for (who, where) without the common noun before it: "Soviet leader Nikita
+    Khrushchev" → "Nikita Khrushchev", "the city of Drennick" → "Drennick". The words cut must read
+    as a description (an optional capitalised first word, like a nationality, then lower-case words),
+    and what is left must be a name the question does not already hold."""
+    words = answer.split()
+    for end in range(min(len(words) - 1, 4), 0, -1):
+        lead, rest = words[:end], words[end:]
+        if not all(w.islower() for w in lead[1:]) or lead[-1] in _CONNECTORS:
+            continue
+        while rest and rest[0].lower() in _CONNECTORS:
+            rest = rest[1:]
+        if (rest and rest[0][:1].isupper() and any(w.islower() and w not in _CONNECTORS for w in lead)
+                and not restates_question(" ".join(rest), question)):
+            return " ".join(rest)
     return answer
 
 

@@ -53,6 +53,7 @@ def apply_update(
     added = 0
     for n, item in enumerate(update.new_evidence, start=1):
         fact = _LEADING_TITLE.sub("", item.fact).strip()  # models copy the "(Title)" the prompt shows
+        fact = _statement_for_title(fact, sentences, prev.question) or fact
         grounded = _ground(fact, sentences)
         if grounded is None and _restates(fact, prev.evidence):
             continue  # a fact the state already holds, restated: nothing to add and nothing invented
@@ -111,6 +112,20 @@ def _ground(fact: str, sentences: list[Sentence]) -> tuple[str, Literal["yes", "
     score, best = max(scored, key=lambda pair: pair[0], default=(0.0, None))
     level = support_level(score)
     return None if best is None or level is None else (fact, level, best)
+
+
+def _statement_for_title(fact: str, sentences: list[Sentence], question: str) -> str | None:
+    """When the "fact" is only a document's title ("Rio Sombre (opera)"), the model meant that
+    document and stated nothing of it: its sentence that shares most words with the question (the
+    first in reading order on a tie), verbatim, is the fact. None when the fact is not a bare title."""
+    words = [w.lower() for w in re.findall(r"\w+", fact)]
+    if not words:
+        return None
+    titled = [s for s in sentences if set(words) <= {w.lower() for w in re.findall(r"\w+", s.chunk.subject)}
+              and not unfaithful(s.text, s.text, s.chunk.subject)]
+    asked = set(re.findall(r"\w{3,}", question.lower())) - STOP_WORDS
+    best = max(titled, key=lambda s: len(asked & set(re.findall(r"\w{3,}", s.text.lower()))), default=None)
+    return best.text if best is not None else None
 
 
 def _restates(fact: str, evidence: list[Evidence]) -> bool:

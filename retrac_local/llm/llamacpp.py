@@ -2,7 +2,10 @@
 
 Prompts are rendered with the chat template stored in the GGUF file and submitted as tokens, so
 llama.cpp's prefix matching reuses the KV cache of the previous call: a round's calls share the
-system prompt, question and state, and only the new tokens are evaluated.
+system prompt, question and state, and only the new tokens are evaluated. A role keeps a few KV
+caches (`kv_caches`): each call runs on the one holding the longest prefix of its prompt, so prompts
+of different kinds on one role (a compression and the question's constraints; a planner step and
+the final answer) each keep their system prompt cached from one question to the next.
 
 Only the template's own markers become control tokens. The messages' text (which holds document
 text) is tokenized as plain text, so a document holding `<|im_end|><|im_start|>system …` cannot
@@ -109,8 +112,10 @@ class LlamaCppLLM:
         self._settings = settings
         self._sampling = sampling
         self._cache_dir = cache_dir
-        self._llama: Llama | None = None
+        self._llama: Llama | None = None  # the first KV cache; it also tokenizes
         self._constrainer: SchemaConstrainer | None = None
+        self._contexts: list[tuple[Llama, SchemaConstrainer]] = []
+        self._last_used: list[int] = []  # the call each cache last ran
         self._formatter: Any = None
         self._calls = 0
 
@@ -118,8 +123,30 @@ class LlamaCppLLM:
         if self._llama is None:
             self._llama, self._constrainer = load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir,
                                                         self._slot)
+            self._contexts, self._last_used = [(self._llama, self._constrainer)], [0]
             self._formatter = self._chat_formatter(self._llama)
         return self
+
+    def _context(self, tokens: list[int]) -> tuple[Llama, SchemaConstrainer, int]:
+        """The KV cache to run `tokens` on, and how many of them it holds already: the cache holding
+        the longest prefix of them; when none holds more than a chat template's opening, an unused
+        cache (a new one while the role has fewer than `kv_caches`), else the least recently used."""
+        held = [_common_prefix(list(llama._input_ids), tokens) for llama, _ in self._contexts]
+        best = max(range(len(held)), key=lambda i: (held[i], self._last_used[i]))
+        if held[best] < _USEFUL_PREFIX:
+            if 0 in self._last_used:
+                best = self._last_used.index(0)
+            elif len(self._contexts) < self._settings.kv_caches:
+                self._contexts.append(load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir,
+                                                 f"{self._slot}#{len(self._contexts)}"))
+                self._last_used.append(0)
+                held.append(0)
+                best = len(self._contexts) - 1
+            else:
+                best = min(range(len(held)), key=lambda i: self._last_used[i])
+        self._last_used[best] = self._calls + 1
+        llama, constrainer = self._contexts[best]
+        return llama, constrainer, held[best]
 
     @staticmethod
     def _chat_formatter(llama: Llama) -> Any:
@@ -162,8 +189,6 @@ class LlamaCppLLM:
         temperature: float | None = None,
     ) -> Generation:
         self.load()
-        llama, constrainer = self._llama, self._constrainer
-        assert llama is not None and constrainer is not None
         tokens = self.prompt_tokens(messages)
         if len(tokens) + max_tokens > self.n_ctx:
             raise ContextOverflowError(
@@ -171,7 +196,7 @@ class LlamaCppLLM:
                 prompt_tokens=len(tokens),
                 n_ctx=self.n_ctx,
             )
-        cached = _common_prefix(list(llama._input_ids), tokens)
+        llama, constrainer, cached = self._context(tokens)
         llama_cpp = require("llama_cpp", purpose="running GGUF models")
         kwargs: dict[str, Any] = {
             # A requested stop (Ctrl-C) ends the generation at the next token.
@@ -204,6 +229,9 @@ class LlamaCppLLM:
         if schema is not None:
             generation.parsed = parse_structured(generation, schema)
         return generation
+
+
+_USEFUL_PREFIX = 32  # tokens: more than a chat template's opening ("<|im_start|>system\nYou are …")
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:

@@ -1,0 +1,62 @@
+"""A role's KV caches: each call runs on the cache that holds the longest prefix of its prompt, so
+two kinds of prompt on one role keep their cached system prompts (no model is loaded here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from retrac_local.config import ModelSettings, SamplingSettings
+from retrac_local.llm import llamacpp
+
+
+def _llm(monkeypatch: pytest.MonkeyPatch, caches: int) -> tuple[llamacpp.LlamaCppLLM, list[str]]:
+    loaded: list[str] = []
+
+    def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Any, slot: str = "") -> tuple[Any, Any]:
+        loaded.append(slot)
+        return SimpleNamespace(_input_ids=[]), None
+
+    monkeypatch.setattr(llamacpp, "load_llama", load_llama)
+    monkeypatch.setattr(llamacpp.LlamaCppLLM, "_chat_formatter", staticmethod(lambda llama: None))
+    llm = llamacpp.LlamaCppLLM(Path("m.gguf"), ModelSettings(kv_caches=caches), SamplingSettings(), slot="compressor")
+    return llm.load(), loaded
+
+
+def _run(llm: llamacpp.LlamaCppLLM, tokens: list[int]) -> tuple[int, int]:
+    """(which cache ran the prompt, how many of its tokens that cache held); the cache then holds it."""
+    llama, _, held = llm._context(tokens)
+    llm._calls += 1
+    llama._input_ids = tokens
+    return [c[0] for c in llm._contexts].index(llama), held
+
+
+OPENING = list(range(5))  # the chat template's opening, shared by every prompt
+CONSTRAINTS = OPENING + list(range(100, 160))  # a short system prompt
+COMPRESS = OPENING + list(range(200, 500))  # a long one
+
+
+def test_each_kind_of_prompt_keeps_its_own_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    llm, loaded = _llm(monkeypatch, caches=2)
+    assert _run(llm, CONSTRAINTS + [1]) == (0, 0)
+    assert _run(llm, COMPRESS + [2]) == (1, 0)  # only the opening in common: a second cache
+    for question in (3, 4):
+        assert _run(llm, CONSTRAINTS + [question]) == (0, len(CONSTRAINTS))
+        assert _run(llm, COMPRESS + [question]) == (1, len(COMPRESS))  # its system prompt is still cached
+    assert loaded == ["compressor", "compressor#1"]
+
+
+def test_one_cache_is_shared_and_a_third_kind_takes_the_least_recent(monkeypatch: pytest.MonkeyPatch) -> None:
+    llm, loaded = _llm(monkeypatch, caches=1)
+    assert _run(llm, CONSTRAINTS + [1]) == (0, 0)
+    assert _run(llm, COMPRESS + [1]) == (0, len(OPENING))  # today's behaviour: the other kind is evicted
+    assert loaded == ["compressor"]
+    llm, loaded = _llm(monkeypatch, caches=2)
+    _run(llm, CONSTRAINTS + [1])
+    _run(llm, COMPRESS + [1])
+    third = OPENING + list(range(600, 700))
+    assert _run(llm, third) == (0, len(OPENING))  # the constraints' cache was used least recently
+    assert _run(llm, COMPRESS + [2]) == (1, len(COMPRESS))
