@@ -18,6 +18,7 @@ the evidence does not state.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Literal
 
 from retrac_local.agent.choices import options
@@ -69,17 +70,20 @@ _PERSON_BEFORE = re.compile(r"\b(mother|father|wife|husband|son|daughter|brother
 def is_person(answer: str, evidence: list[Evidence]) -> bool:
     """Whether verified evidence speaks of the answer as a person: "Ilse Varnholt, who …", "… was a
     weaver", "her mother was the weaver Ilse Varnholt". A place is not spoken of this way."""
+    return any(_PERSON_AFTER.match(text[m.end():]) or _PERSON_BEFORE.search(text[:m.start()])
+               for text, m in _mentions(answer, evidence))
+
+
+def _mentions(answer: str, evidence: list[Evidence], flags: int = 0) -> Iterator[tuple[str, re.Match[str]]]:
+    """Each place verified evidence (its quote or its fact) names the answer: the text and the match."""
     name = normalise(answer).strip().rstrip(".")
     if not name:
-        return False
+        return
     for e in evidence:
-        if e.verified not in ("yes", "partial"):
-            continue
-        for text in (normalise(e.quote), normalise(e.fact)):
-            for m in re.finditer(re.escape(name), text):
-                if _PERSON_AFTER.match(text[m.end():]) or _PERSON_BEFORE.search(text[:m.start()]):
-                    return True
-    return False
+        if e.verified in ("yes", "partial"):
+            for text in (normalise(e.quote), normalise(e.fact)):
+                for m in re.finditer(re.escape(name), text, flags):
+                    yield text, m
 
 
 _THINGS = frozenset([*_PLACE_NOUNS.split("|"), "hotel", "casino", "resort", "building", "skyscraper", "tower",
@@ -95,18 +99,11 @@ def is_thing(answer: str, evidence: list[Evidence]) -> bool:
     Point Lighthouse is a lighthouse in …", "Rio Sombre is a 1951 opera by …"): the head word of
     what it "is" says so. Not what a "who" question asks for: a person, a group or a firm is
     ("… is an engineering firm", "… is a film production company")."""
-    name = normalise(answer).strip().rstrip(".")
-    if not name:
-        return False
-    for e in evidence:
-        if e.verified not in ("yes", "partial"):
-            continue
-        for text in (normalise(e.quote), normalise(e.fact)):
-            for m in re.finditer(re.escape(name), text, re.I):
-                described = _DESCRIBED.match(text[m.end():])
-                head = described.group(1).split()[-1:] if described else []
-                if head and head[0].lower() in _THINGS:
-                    return True
+    for text, m in _mentions(answer, evidence, re.I):
+        described = _DESCRIBED.match(text[m.end():])
+        head = described.group(1).split()[-1:] if described else []
+        if head and head[0].lower() in _THINGS:
+            return True
     return False
 
 
