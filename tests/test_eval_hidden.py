@@ -13,7 +13,7 @@ from retrac_local.cli.main import cli
 from retrac_local.errors import RetracError
 from retrac_local.eval.hidden import MARKER, hidden_home, honesty, says_not_found
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.report import markdown, summarize
+from retrac_local.eval.summary import markdown, summarize
 from tests.test_ingest import ingest, make_store
 
 TEXTS = {"karn": "Karn Point Lighthouse was designed by Ada Vellacott.", "ada": "Ada Vellacott was born in 1849.",

@@ -14,7 +14,7 @@ from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.eval import method
 from retrac_local.eval.harness import Evaluation, method_annotator, score
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.report import markdown, summarize
+from retrac_local.eval.summary import markdown, summarize
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, final, finish, update

@@ -59,7 +59,7 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
         parse_modes,
     )
     from retrac_local.eval.questions import load_questions
-    from retrac_local.eval.report import write_report
+    from retrac_local.eval.summary import write_report
     from retrac_local.interrupt import graceful_sigint
 
     mode_list = parse_modes(modes)

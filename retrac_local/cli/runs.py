@@ -33,7 +33,7 @@ def runs_list(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def runs_show(run_id: str, as_json: bool) -> None:
     from retrac_local.cli.render import echo_json, say
-    from retrac_local.report import run_json
+    from retrac_local.export import run_json
 
     app = make_app()
     data = run_json(app.runs, run_id)
@@ -90,7 +90,7 @@ def runs_show(run_id: str, as_json: bool) -> None:
 def runs_export(run_id: str, fmt: str, output: Path | None, force: bool) -> None:
     """A run as a report: Markdown, JSON, or a self-contained HTML page (no external files)."""
     from retrac_local.cli.render import say
-    from retrac_local.report import build, render
+    from retrac_local.export import build, render
 
     app = make_app()
     corpus = app.corpus if app.corpus.exists() else None

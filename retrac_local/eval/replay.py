@@ -20,7 +20,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrac_local.eval.report import paired_difference
+from retrac_local.eval.summary import paired_difference
 from retrac_local.eval.scoring import best
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ class Web:
     """The app's parts: settings, the worker, the templates, the secrets."""
 
     def __init__(self, settings: Settings, make_app: Callable[[], Retrac], csrf: str) -> None:
-        from retrac_local.report import highlight
+        from retrac_local.export import highlight
 
         self.settings = settings
         self.worker = Worker(make_app)
@@ -108,7 +108,7 @@ def runs_page(web: Web, request: Request) -> HTMLResponse:
 
 
 def run_page(web: Web, request: Request) -> HTMLResponse:
-    from retrac_local.report import build
+    from retrac_local.export import build
 
     run_id = request.path_params["run_id"]
     app = web.reader()
@@ -125,7 +125,7 @@ def resumable(run: dict[str, Any]) -> bool:
 
 def answer_fragment(web: Web, request: Request) -> HTMLResponse:
     """The answer, status and citations of a run, for the ask page to show when the run ends."""
-    from retrac_local.report import build
+    from retrac_local.export import build
 
     app = web.reader()
     report = build(app.runs, request.path_params["run_id"], app.corpus if app.corpus.exists() else None)
@@ -133,7 +133,7 @@ def answer_fragment(web: Web, request: Request) -> HTMLResponse:
 
 
 def export(web: Web, request: Request) -> Response:
-    from retrac_local.report import build, render
+    from retrac_local.export import build, render
 
     run_id, fmt = request.path_params["run_id"], request.path_params["fmt"]
     if fmt not in EXPORTS:
@@ -175,7 +175,7 @@ def api_runs(web: Web, request: Request) -> JSONResponse:
 
 
 def api_run(web: Web, request: Request) -> JSONResponse:
-    from retrac_local.report import run_json
+    from retrac_local.export import run_json
 
     return JSONResponse(run_json(web.reader().runs, request.path_params["run_id"]))
 
