@@ -164,8 +164,8 @@ _CONNECTORS = frozenset(["of", "the", "de", "la", "le", "du", "da", "von", "van"
 
 
 def _without_descriptor(answer: str, question: str) -> str:
-    """A name asked for (who, where) without the common noun before it: "Soviet leader Nikita
-    Khrushchev" → "Nikita Khrushchev", "the city of Drennick" → "Drennick". The words cut must read
+    """A name asked for (who, where) without the common noun before it: "Vardian admiral Olen
+    Maska" → "Olen Maska", "the city of Drennick" → "Drennick". The words cut must read
     as a description (an optional capitalised first word, like a nationality, then lower-case words),
     and what is left must be a name the question does not already hold."""
     words = answer.split()

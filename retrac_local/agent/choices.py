@@ -86,9 +86,9 @@ def _option(text: str) -> str:
 
 def _name_run(words: list[str], backwards: bool) -> str:
     """The capitalised name next to "or": walking away from it while words are capitalised (or
-    joiners inside a name: "The Memory of Justice")."""
+    joiners inside a name: "The House of Lanterns")."""
     seq = list(reversed(words)) if backwards else words
-    if not backwards and seq and seq[0] in ("the", "a", "an"):  # lower case: "The Memory of Justice" keeps its article
+    if not backwards and seq and seq[0] in ("the", "a", "an"):  # lower case: "The House of Lanterns" keeps its article
         seq = seq[1:]  # "… or the Brabejum"
     run: list[str] = []
     for w in seq:
