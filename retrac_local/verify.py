@@ -106,7 +106,7 @@ def unfaithful(fact: str, quote: str, context: str = "") -> str | None:
     """Why `fact` is not a faithful statement of `quote` (with `context`, its document's title), or
     None. Rules, each cheap and each about form, not topic:
     - a question is not a fact;
-    - a fact must say something of its subject: the title's words alone ("Amen (Enigma song)") state
+    - a fact must say something of its subject: the title's words alone ("Lanterns (Vell song)") state
       nothing;
     - the subject of a fact "S is/was/has … P" must be what the source speaks of: each word of S
       (pronouns and articles aside) occurs in the quote or the title, up to its ending. "The composer

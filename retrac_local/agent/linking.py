@@ -44,7 +44,7 @@ def _spans(text: str, skip_first: frozenset[str]) -> list[str]:
 
 def question_names(question: str) -> list[str]:
     """The names a question is about: runs of capitalised words ("Karn Point Lighthouse"), joined
-    across "of"/"the"/"de" ("Battle of Uddevalla"), a possessive 's dropped, a leading question word
+    across "of"/"the"/"de" ("Siege of Vell Harbour"), a possessive 's dropped, a leading question word
     skipped."""
     return _spans(question, _QUESTION_WORDS)
 
