@@ -284,6 +284,23 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
         Evaluation(out, {"x": 2, "code": {"retrac": "v2", "rag": "r1"}})
 
 
+def test_the_report_sets_todays_code_against_the_results_its_earlier_code_left(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    old = {"a": _result("London", [100], ["d1#0"]), "b": _result("yes", [100], ["d3#0"])}
+    Evaluation(out, {"x": 1, "code": {"retrac": "v1", "rag": "r1"}}).run(
+        QUESTIONS, {"retrac": lambda q: old[q.id], "rag": lambda q: _result("Rome", [100], [])})
+    today = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
+    today.run(QUESTIONS[:1], {"retrac": lambda q: _result("Paris", [100], ["d1#0"]), "rag": lambda q: _result("Rome", [100], [])})
+    earlier = today.set_aside_results()
+    assert list(earlier) == [("retrac", "v1")] and len(earlier["retrac", "v1"]) == 2
+    summary = summarize(today.rows, ["retrac", "rag"], earlier=earlier)
+    [d] = summary["against_earlier"]
+    # only question a ran today: the comparison is on it alone (b's earlier F1 of 1.0 is not counted)
+    assert (d["mode"], d["earlier_code"], d["n"], d["f1_today"], d["f1_earlier"], d["f1_diff"]) == ("retrac", "v1", 1, 1.0, 0.0, 1.0)
+    assert "| retrac | `v1` | 1 | 1.000 | 0.000 | +1.000 | [+1.000, +1.000] |" in markdown(summary, "t")
+    assert "against_earlier" not in summarize(today.rows, ["retrac", "rag"])  # no earlier results: no table
+
+
 def test_a_setting_added_since_the_evaluation_began_does_not_refuse_it(tmp_path: Path) -> None:
     out = tmp_path / "eval"
     Evaluation(out, {"budget": {"rounds": 4}, "code": {"retrac": "v1"}})

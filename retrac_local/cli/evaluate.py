@@ -87,8 +87,9 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
 
     def report() -> None:
         wanted = {q.id for q in questions}
+        earlier = {code: [r for r in rows if r["id"] in wanted] for code, rows in evaluation.set_aside_results().items()}
         write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name,
-                     unanswerable=unanswerable)
+                     unanswerable=unanswerable, earlier=earlier)
 
     if not report_only and (workers or ray_address):
         _run_on_ray(app, evaluation, questions, mode_list, rag_k, workers or 1, ray_address, report, annotate)

@@ -139,6 +139,16 @@ class Evaluation:
                 f.truncate(len(good))
         return [json.loads(line) for line in good.decode("utf-8").splitlines() if line.strip()]
 
+    def set_aside_results(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+        """(mode, code version) → the results of that earlier code, kept when it changed."""
+        earlier: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for path in sorted(self.out.glob("results.*-*.jsonl")):
+            mode, _, version = path.name.removeprefix("results.").removesuffix(".jsonl").rpartition("-")
+            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            if mode and rows:
+                earlier[(mode, version)] = rows
+        return earlier
+
     def _carry_rows(self, carried: dict[str, str]) -> None:
         """The rows of the modes in `carried` (all of the recorded version: older ones were set aside
         when it changed) take today's version."""

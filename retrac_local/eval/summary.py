@@ -33,9 +33,12 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool = False) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool = False,
+              earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """`unanswerable`: the questions ran with their gold documents hidden (eval/hidden.py); each mode
-    then also says how often it still answered with confidence."""
+    then also says how often it still answered with confidence. `earlier`: the results of earlier
+    code of each mode (`Evaluation.set_aside_results`), compared with today's on the same questions."""
+    finished = rows
     rows = paired(rows, modes)
     out: dict[str, Any] = {"questions": len({r["id"] for r in rows}), "modes": {}, "by_type": {}}
     if unanswerable:
@@ -65,7 +68,30 @@ def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool =
                 "n": len(typed), "em": _mean([r["em"] for r in typed]), "f1": _mean([r["f1"] for r in typed])}
     out["retrac_vs"] = ratios(out)
     out["paired"] = {f"{a}-{b}": paired_difference(rows, a, b) for i, a in enumerate(modes) for b in modes[i + 1:]}
+    if earlier:
+        out["against_earlier"] = against_earlier(finished, earlier, modes)
     return out
+
+
+def against_earlier(rows: list[dict[str, Any]], earlier: dict[tuple[str, str], list[dict[str, Any]]],
+                    modes: list[str]) -> list[dict[str, Any]]:
+    """Each mode's code of today against each earlier code of it (the results set aside when its code
+    changed), on the questions both ran: mean F1 of each, the paired difference with its interval,
+    and median seconds. Most shared questions first."""
+    out = []
+    for (mode, version), old in earlier.items():
+        today = {r["id"]: r for r in rows if r["mode"] == mode}
+        before = {r["id"]: r for r in old if r["id"] in today}
+        if mode not in modes or not before:
+            continue
+        both = [dict(today[i], mode="today") for i in before] + [dict(r, mode="earlier") for r in before.values()]
+        diff = paired_difference(both, "today", "earlier")
+        out.append({"mode": mode, "earlier_code": version, "n": diff["n"],
+                    "f1_today": _mean([today[i]["f1"] for i in before]), "f1_earlier": _mean([r["f1"] for r in before.values()]),
+                    "f1_diff": diff["f1_diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"],
+                    "median_seconds_today": round(statistics.median(today[i]["seconds"] for i in before), 2),
+                    "median_seconds_earlier": round(statistics.median(r["seconds"] for r in before.values()), 2)})
+    return sorted(out, key=lambda d: (d["mode"], -d["n"], d["earlier_code"]))
 
 
 def paired_difference(rows: list[dict[str, Any]], a: str, b: str, key: str = "f1",
@@ -182,6 +208,15 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         for pair, d in summary["paired"].items():
             if d["n"]:
                 lines.append(f"| {pair.replace('-', ' − ')} | {d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | {d['n']} |")
+    if summary.get("against_earlier"):
+        lines += ["", "Today's code against the earlier code of each mode (results set aside when the code changed), "
+                  "on the questions both ran:", "",
+                  "| mode | earlier code | n | F1 today | F1 earlier | difference | 95% interval | median seconds today / earlier |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {d['mode']} | `{d['earlier_code']}` | {d['n']} | {_fmt(d['f1_today'])} | {_fmt(d['f1_earlier'])} | "
+                  f"{d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | "
+                  f"{_fmt(d['median_seconds_today'], 0)} / {_fmt(d['median_seconds_earlier'], 0)} |"
+                  for d in summary["against_earlier"]]
     if summary["by_type"]:
         modes = list(summary["modes"])
         lines += ["", "F1 by question type:", "", "| type | n | " + " | ".join(modes) + " |",
@@ -269,9 +304,10 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, n
 
 
 def write_report(out: Path, rows: list[dict[str, Any]], modes: list[str], title: str, with_plots: bool = True,
-                 name: str = "summary", unanswerable: bool = False) -> dict[str, Any]:
+                 name: str = "summary", unanswerable: bool = False,
+                 earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
     """DIR/NAME.json, DIR/NAME.md and the plots DIR/NAME-context.png and DIR/NAME-f1-vs-tokens.png."""
-    summary = summarize(rows, modes, unanswerable)
+    summary = summarize(rows, modes, unanswerable, earlier)
     (out / f"{name}.json").write_text(json.dumps(summary, indent=2))
     (out / f"{name}.md").write_text(markdown(summary, title))
     if with_plots:
