@@ -8,8 +8,8 @@ from retrac_local.agent.events import RunStatus
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
 from retrac_local.corpus.memory import MemoryCorpus
-from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.export import build, render
+from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence
 from tests.scripts import constraints, final, finish, update

@@ -20,8 +20,8 @@ from retrac_local.errors import RetracError
 from retrac_local.eval.codehash import closure, mode_version
 from retrac_local.eval.harness import Evaluation, describe_questions, parse_modes, score
 from retrac_local.eval.questions import EvalQuestion, load_questions
-from retrac_local.eval.summary import context_by_call, markdown, summarize, write_report
 from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
+from retrac_local.eval.summary import context_by_call, markdown, summarize, write_report
 from retrac_local.llm.fake import ScriptedLLM
 from tests.scripts import finish, search
 

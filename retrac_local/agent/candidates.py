@@ -6,7 +6,9 @@ best first:
 
 1. leads: names that verified evidence states and no search has covered (the entity a bridge
    question goes through: "designed by Ada Vellacott" → search "Ada Vellacott");
-2. names in the sentences this round's searches found that bear on the question;
+2. titles of documents of the collection that the sentences this round's searches found name, and
+   that no one has read yet (`agent/titles.py`), then the other names in those sentences, each
+   group ranked by how much its sentence bears on the question;
 3. each name the question itself names, alone (a comparison needs each side searched);
 4. the state's planned next searches and open questions.
 
@@ -25,6 +27,7 @@ from pydantic import Field
 
 from retrac_local.agent.linking import _entity, backed, mentions, names_in, question_names
 from retrac_local.agent.schemas import Strict
+from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
 from retrac_local.agent.trajectory import STOP_WORDS
 from retrac_local.corpus.chunking import sentences
@@ -35,6 +38,7 @@ from retrac_local.verify import addresses_the_model
 
 MAX_CANDIDATES = 6
 LEAD = ", not searched yet"  # the origin of a lead: a name verified evidence states
+TITLED = "a document of the collection, named in "  # the origin of a title found in a hit's sentences
 MAX_WORDS_PER_SENTENCE = 40
 SENTENCES_PER_HIT = 2
 NUMBERS = (1, 2, 3, 4, 5, 6)
@@ -79,9 +83,10 @@ def leads(state: ResearchState, searched: set[str], first_hop_only: bool = False
     return found
 
 
-def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk], gap: str = "") -> list[Candidate]:
+def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk], gap: str = "",
+            titles: TitleIndex | None = None) -> list[Candidate]:
     """The candidate searches for the next planner step, best first, none repeating a search
-    (`searched`: the `query_key`s of the run's searches)."""
+    (`searched`: the `query_key`s of the run's searches; `titles`: the collection's)."""
     asked = question_names(state.question)
     # A name the question asks about that no document read so far is about comes before the names
     # in the texts: a comparison needs each side's own document.
@@ -89,6 +94,7 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     unread = [n for n in asked if not any(mentions(t, n) for t in read)]
     out: list[Candidate] = list(leads(state, searched))
     out += [Candidate(name, "the question names it; no document about it read yet") for name in unread]
+    first = len(out)  # leads and unread question names: the group before titles and names
     # Names from the sentences that state the question's relation come first, whichever hit they are
     # in: the question's words less those of the names it asks about ("year engineer designed
     # born"), so that "The tower was designed by the engineer Ada Vellacott" comes before "Karn Point
@@ -98,6 +104,17 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     relation = _content(f"{state.question} {gap}") - asked_words
     found = relevant_sentences(round_chunks, " ".join(sorted(relation)))
     ranked = sorted(range(len(found)), key=lambda i: (-len(relation & _content(found[i][1])), i))
+    # Titles written as names first; a title in lower case ("the bonobo") after the other names.
+    read_titles = {t.lower() for t in read}
+    titled: list[Candidate] = []
+    unmarked: list[Candidate] = []
+    for chunk, text in (found[i] for i in ranked):
+        for match in titles.find(text) if titles is not None else ():
+            if (match.title.lower() in read_titles or not _namelike(match.written)
+                    or any(mentions(match.written, q) or mentions(q, match.written) for q in asked)):
+                continue
+            (titled if match.named else unmarked).append(Candidate(match.title, f"{TITLED}{chunk.title}"))
+    out += titled
     for chunk, text in (found[i] for i in ranked):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
@@ -106,6 +123,7 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
                     or not _namelike(name)):
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
+    out += unmarked
     out += [Candidate(name, "the question names it") for name in asked if name not in unread]
     # A plan or a question is offered as a search only when it reads like one: a few words, not a
     # copy of a tool's output (a small compressor sometimes pastes a search result into its plan).
@@ -123,7 +141,10 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     # capitalised word is often a nationality, a place or a common word ("Scottish", "Orrin",
     # "Harbour"): evidence's
     # leads first, then names of several words, then single words, each group in its own order.
-    ordered = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), len(c.query.split()) == 1))
+    # Leads, then the question's unread names and the titles the texts name, then the rest.
+    early = {query_key(c.query) for c in [*out[:first], *titled]}
+    ordered = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), query_key(c.query) not in early,
+                                                     len(c.query.split()) == 1))
     return ordered[:MAX_CANDIDATES]
 
 

@@ -45,6 +45,7 @@ from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
+from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import Toolbox, query_key
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
 from retrac_local.config import Settings
@@ -76,7 +77,15 @@ class ResearchAgent:
         self.tool_calls = 0  # of the whole run, for budget.min_tool_calls
         self.slots_used = 0  # round slots spent, carried ones included: at most budget.max_rounds
         self.seen_chunks: set[str] = set()  # chunks earlier rounds of this run returned
+        self._titles: tuple[list[str], TitleIndex] | None = None
         self.system_prompt = prompts.render("planner_system", tools=self.toolbox.descriptions())
+
+    def title_index(self) -> TitleIndex:
+        """The collection's titles, indexed again only when the corpus gives another list."""
+        titles = self.corpus.titles()
+        if self._titles is None or self._titles[0] is not titles:
+            self._titles = (titles, TitleIndex(titles))
+        return self._titles[1]
 
     # -- entry points ----------------------------------------------------------------------------
     def ask(self, question: str) -> Iterator[Event]:
@@ -246,7 +255,7 @@ class ResearchAgent:
                 record.end_reason = "tokens"
                 return
             offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record),
-                                         record.steps[-1].gap if record.steps else "")
+                                         record.steps[-1].gap if record.steps else "", self.title_index())
             left = budget.max_steps_per_round - (record.tool_calls - calls_before)
             prompt = self._step_prompt(state, record, offered, left, note)
             note = None
@@ -324,7 +333,8 @@ class ResearchAgent:
         if state.iteration == 0 and not self.toolbox.pages:
             yield state.question, "hop 0: the question as asked", []
             for hop in range(1, min(budget.opening_searches, budget.max_steps_per_round)):
-                offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record))
+                offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record),
+                                             titles=self.title_index())
                 if not offered:
                     return
                 yield offered[0].query, f"hop {hop}: {offered[0].origin}", offered

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 
-def opening_searches(app: Any, question: str) -> list[tuple[str, list[str]]]:
-    """(query, chunk ids it returned) for each of round 1's opening searches, as the loop makes them."""
+def opening_searches(app: Any, question: str, titles: Any = None) -> list[tuple[str, list[str]]]:
+    """(query, chunk ids it returned) for each of round 1's opening searches, as the loop makes them
+    (`titles`: the collection's `TitleIndex`, which the loop uses; None to measure without it)."""
     from retrac_local.agent import candidates
     from retrac_local.agent.toolbox import query_key
     from retrac_local.state import ResearchState
@@ -36,7 +37,7 @@ def opening_searches(app: Any, question: str) -> list[tuple[str, list[str]]]:
     query = question
     for hop in range(min(budget.opening_searches, budget.max_steps_per_round)):
         if hop:
-            offered = candidates.propose(state, searched, list(chunks.values()))
+            offered = candidates.propose(state, searched, list(chunks.values()), titles=titles)
             if not offered:
                 break
             query = offered[0].query
@@ -50,13 +51,15 @@ def opening_searches(app: Any, question: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def measure(app: Any, questions: list[Any]) -> dict[str, Any]:
+def measure(app: Any, questions: list[Any], with_titles: bool = True) -> dict[str, Any]:
+    from retrac_local.agent.titles import TitleIndex
     from retrac_local.agent.toolbox import doc_ids
     from retrac_local.eval.scoring import doc_recall
 
+    titles = TitleIndex(app.corpus.titles()) if with_titles else None
     rows = []
     for q in questions:
-        hops = opening_searches(app, q.question)
+        hops = opening_searches(app, q.question, titles)
         seen: list[str] = []
         recall = []
         for _, chunk_ids in hops:
@@ -91,9 +94,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--offset", type=int, default=100)
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--without-titles", action="store_true", help="candidates without the collection's titles")
     args = parser.parse_args(argv)
     questions = load_questions(args.questions, args.offset, args.limit)
-    result = measure(Retrac(load_settings()), questions)
+    result = measure(Retrac(load_settings()), questions, with_titles=not args.without_titles)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "hops.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     text = markdown(result, f"{args.questions.name} #{args.offset + 1}–{args.offset + len(questions)}")

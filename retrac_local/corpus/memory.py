@@ -41,6 +41,9 @@ class MemoryCorpus:
     def get_chunk(self, chunk_id: str) -> Chunk | None:
         return self.chunks.get(chunk_id)
 
+    def titles(self) -> list[str]:
+        return list(dict.fromkeys(c.title for c in self.chunks.values() if c.title))
+
     def open(self, ref: str, window: int = 1) -> list[Chunk]:
         chunk = self.chunks.get(ref)
         doc_id = chunk.doc_id if chunk else ref

@@ -117,6 +117,7 @@ class CorpusStore:
         self._embedder: Embedder | None = None
         self._db: Any = None
         self._table: Any = None
+        self._titles: tuple[int, list[str]] | None = None  # (table version, titles)
 
     # -- opening -------------------------------------------------------------------------------
     @property
@@ -276,6 +277,18 @@ class CorpusStore:
         chunks = table.count_rows()
         docs = len(set(table.search().select(["doc_id"]).limit(max(chunks, 1)).to_arrow()["doc_id"].to_pylist())) if chunks else 0
         return docs, chunks
+
+    def titles(self) -> list[str]:
+        """Each document's title once, read once per version of the table (a write makes a new one)."""
+        if not self.exists():
+            return []
+        table = self.table()
+        version = table.version
+        if self._titles is None or self._titles[0] != version:
+            rows = table.count_rows()
+            column = table.search().select(["title"]).limit(max(rows, 1)).to_arrow()["title"].to_pylist() if rows else []
+            self._titles = (version, list(dict.fromkeys(t for t in column if t)))
+        return self._titles[1]
 
     def get_chunk(self, chunk_id: str) -> Chunk | None:
         rows = self.table().search().where(f"chunk_id = {_quote(chunk_id)}").select(_COLUMNS).limit(1).to_list()

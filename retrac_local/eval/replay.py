@@ -20,8 +20,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrac_local.eval.summary import paired_difference
 from retrac_local.eval.scoring import best
+from retrac_local.eval.summary import paired_difference
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
