@@ -8,7 +8,8 @@ candidates code proposes from the texts found so far (`agent/candidates.py`); no
 before the compressor reads them. So how well code picks those hops can be measured without a
 model, in seconds a question, on the corpus of RETRAC_HOME: per hop, the gold documents found so far,
 and the queries made. Tune the candidate rules on questions the reported figures do not use
-(`--offset 100` and on). Writes OUT/hops.json and OUT/hops.md.
+(`--offset 100` and on); `--without-titles` measures the candidates without the collection's
+titles (`agent/titles.py`), side by side. Writes OUT/hops.json and OUT/hops.md.
 """
 
 from __future__ import annotations
