@@ -41,6 +41,24 @@ def test_a_qualified_title_is_matched_only_where_the_text_names_it_as_such() -> 
     assert _found(index, "Milan is a film.") == []
 
 
+def test_a_subject_other_titles_are_built_on_is_broad() -> None:
+    index = TitleIndex(["Orrin Isles", "Orrin Isles Ferry", "History of the Orrin Isles", "Ada Vellacott"])
+    found = {m.title: m.broad for m in index.find("Ada Vellacott sailed to the Orrin Isles.")}
+    assert found == {"Ada Vellacott": False, "Orrin Isles": True}
+
+
+def test_a_broad_title_comes_after_the_specific_ones() -> None:
+    corpus = (MemoryCorpus()
+              .add("light", "Karn Point Lighthouse",
+                   "Karn Point Lighthouse, in the Orrin Isles, was designed by the civil engineer Ada Vellacott.")
+              .add("isles", "Orrin Isles", "The Orrin Isles lie north of Hesk.")
+              .add("ada", "Ada Vellacott", "Ada Vellacott was born in 1849."))
+    titles = TitleIndex([*corpus.titles(), "Orrin Isles Ferry", "Bishops of the Orrin Isles"])
+    question = "In which year was the designer of Karn Point Lighthouse born?"
+    found = propose(ResearchState(question=question), {query_key(question)}, [corpus.chunks["light#0"]], titles=titles)
+    assert [c.query for c in found][:2] == ["Ada Vellacott", "Orrin Isles"]
+
+
 def test_a_title_the_texts_name_comes_before_other_names_even_without_a_capital() -> None:
     # The bridge is a common noun: no capital marks it, but the collection has a document about it.
     corpus = (MemoryCorpus()

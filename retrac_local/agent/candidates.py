@@ -104,7 +104,8 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     relation = _content(f"{state.question} {gap}") - asked_words
     found = relevant_sentences(round_chunks, " ".join(sorted(relation)))
     ranked = sorted(range(len(found)), key=lambda i: (-len(relation & _content(found[i][1])), i))
-    # Titles written as names first; a title in lower case ("the bonobo") after the other names.
+    # Titles written as names first; a title in lower case ("the bonobo") or a broad subject
+    # ("United States") after the other names.
     read_titles = {t.lower() for t in read}
     titled: list[Candidate] = []
     unmarked: list[Candidate] = []
@@ -113,7 +114,7 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
             if (match.title.lower() in read_titles or not _namelike(match.written)
                     or any(mentions(match.written, q) or mentions(q, match.written) for q in asked)):
                 continue
-            (titled if match.named else unmarked).append(Candidate(match.title, f"{TITLED}{chunk.title}"))
+            (titled if match.named and not match.broad else unmarked).append(Candidate(match.title, f"{TITLED}{chunk.title}"))
     out += titled
     for chunk, text in (found[i] for i in ranked):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""

@@ -16,6 +16,7 @@ are not matched: they would find a document in every sentence.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -23,6 +24,7 @@ from retrac_local.agent.trajectory import STOP_WORDS
 
 MAX_TITLE_WORDS = 8
 MIN_TITLE_CHARS = 4
+BROAD_TITLES = 3  # a key that this many titles hold is a broad subject
 _TOKEN = re.compile(r"[\w'’-]+")
 _QUALIFIER = re.compile(r"\s*\([^)]*\)\s*$")
 
@@ -43,6 +45,7 @@ class TitleMatch:
     written: str  # the words as the text has them
     title: str  # the document's title
     named: bool  # written as a name: a capital letter, and not one word opening the text
+    broad: bool  # a broad subject: other titles are built on it ("United States" in "United States Navy")
 
 
 class TitleIndex:
@@ -51,14 +54,22 @@ class TitleIndex:
     def __init__(self, titles: Iterable[str]) -> None:
         # key → (title, the words of its qualifier: none when the key is the whole title)
         self._by_key: dict[str, tuple[str, frozenset[str]]] = {}
+        titles = list(titles)
         for title in titles:
             bare = _QUALIFIER.sub("", title)
-            qualifier = frozenset(w for w in _key(_TOKEN.findall(title[len(bare):])).split() if _minor(w) is False)
+            qualifier = frozenset(w for w in _key(_TOKEN.findall(title[len(bare):])).split() if not _minor(w))
             for form, words in ((title, frozenset[str]()), (bare, qualifier)):
                 key = _key(_TOKEN.findall(form))
                 if _worth_matching(key) and (not words or key not in self._by_key):
                     self._by_key[key] = (title, words)  # the exact title wins over a qualified one
         self._longest = max((len(k.split()) for k in self._by_key), default=0)
+        # How many titles hold each key as a run of their words: a bridge names one thing and is
+        # in its own title only; a subject many titles are built on is a hub, rarely the next hop.
+        self._within: Counter[str] = Counter()
+        for title in set(titles):
+            parts = _key(_TOKEN.findall(title)).split()
+            runs = {" ".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, min(len(parts), i + self._longest) + 1)}
+            self._within.update(run for run in runs if run in self._by_key)
 
     def __len__(self) -> int:
         return len(self._by_key)
@@ -90,7 +101,7 @@ class TitleIndex:
                     continue
                 if n == 1 and qualifier and not qualifier & said:
                     continue
-                found.append(TitleMatch(" ".join(words), title, named))
+                found.append(TitleMatch(" ".join(words), title, named, self._within[_key(words)] >= BROAD_TITLES))
                 i += n
                 break
             else:
