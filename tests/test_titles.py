@@ -30,9 +30,9 @@ def test_the_longest_title_wins_where_titles_overlap() -> None:
 
 
 def test_a_qualified_title_is_matched_only_where_the_text_names_it_as_such() -> None:
-    index = TitleIndex(["Band (rock group)", "Again (Kell song)", "Milan (film)", "Bonobo"])
-    # In lower case only a whole title: "the bonobo" is a document, "the band" is not "Band (rock group)".
-    assert _found(index, "The band kept a bonobo.") == [("bonobo", "Bonobo")]
+    index = TitleIndex(["Band (rock group)", "Again (Kell song)", "Milan (film)", "Hillwort"])
+    # In lower case only a whole title: "the hillwort" is a document, "the band" is not "Band (rock group)".
+    assert _found(index, "The band kept a hillwort.") == [("hillwort", "Hillwort")]
     # One word of a qualified title needs its qualifier spoken of.
     assert _found(index, "Their single Again reached the charts.") == []
     assert _found(index, "Their song Again reached the charts.") == [("Again", "Again (Kell song)")]

@@ -104,7 +104,7 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     relation = _content(f"{state.question} {gap}") - asked_words
     found = relevant_sentences(round_chunks, " ".join(sorted(relation)))
     ranked = sorted(range(len(found)), key=lambda i: (-len(relation & _content(found[i][1])), i))
-    # Titles written as names first; a title in lower case ("the bonobo") or a broad subject
+    # Titles written as names first; a title in lower case ("the marsh harrier") or a broad subject
     # ("United States") after the other names.
     read_titles = {t.lower() for t in read}
     titled: list[Candidate] = []

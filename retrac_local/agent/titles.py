@@ -6,7 +6,7 @@ manual's page says "see Memcheck". A bridge question goes through such a pointer
 document names the entity the answer is about, and that entity has a document of its own. Finding
 the names in a passage that are titles of the collection turns "a capitalised phrase that might be
 a name" into "a document that exists", and also finds the names a capital letter does not mark
-("the reserve protects the bonobo" when a document is titled "Bonobo").
+("the reserve protects the marsh harrier" when a document is titled "Marsh harrier").
 
 A title is matched as whole words, case aside, and also without a trailing qualifier in brackets
 ("Jonas Pell (engineer)" is found as "Jonas Pell"). Short titles and titles that are common words
@@ -77,7 +77,7 @@ class TitleIndex:
     def find(self, text: str) -> list[TitleMatch]:
         """The titles `text` names, longest match first at each place, no two overlapping.
 
-        - Words in lower case match only a whole title: "the bonobo" finds "Bonobo", "the band"
+        - Words in lower case match only a whole title: "the marsh harrier" finds "Marsh harrier", "the band"
           does not find "Band (rock group)".
         - Words written as a name match only the whole name: "State" is not found in "State
           Senator", nor "Milan" in "Inter Milan".
