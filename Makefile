@@ -208,8 +208,9 @@ chromium:  ## Debian's headless Chromium and its chromedriver, for the browser t
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium chromium-driver; }
 
-lint:  ## ruff and mypy
+lint:  ## ruff (lint rules and formatting) and mypy
 	$(VENV)/bin/ruff check retrac_local tests models
+	$(VENV)/bin/ruff format --check retrac_local tests models
 	$(VENV)/bin/mypy
 
 clean:  ## remove the venv and the demo store (keeps the model files and the wheelhouse)

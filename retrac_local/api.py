@@ -1,10 +1,10 @@
-"""The Python API; the CLI only wraps it.
+"""The Python API; the CLI only wraps it:
 
-    from retrac_local.api import Retrac
-    app = Retrac()                      # settings from $RETRAC_HOME/config.toml and RETRAC_* variables
-    app.ingest([Path("my-docs")])
-    for event in app.ask("Which …?"):   # typed events as the run goes; the last one holds the result
-        print(event)
+>>> from retrac_local.api import Retrac
+>>> app = Retrac()  # settings from $RETRAC_HOME/config.toml and RETRAC_* variables
+>>> app.ingest([Path("my-docs")])
+>>> for event in app.ask("Which …?"):  # typed events as the run goes; the last one holds the result
+...     print(event)
 """
 
 from __future__ import annotations
@@ -32,15 +32,21 @@ def check_question(question: str) -> None:
     if not question.strip():
         raise RetracError("the question is empty")
     if len(question) > MAX_QUESTION_CHARS:
-        raise RetracError(f"the question is {len(question):,} characters long; a question may have at most "
-                          f"{MAX_QUESTION_CHARS:,} (put long material in a file and ingest it)")
+        raise RetracError(
+            f"the question is {len(question):,} characters long; a question may have at most "
+            f"{MAX_QUESTION_CHARS:,} (put long material in a file and ingest it)"
+        )
 
 
 class Retrac:
     """One object per process: owns the settings, the stores and the loaded models."""
 
     def __init__(
-        self, settings: Settings | None = None, *, planner: LLM | None = None, compressor: LLM | None = None,
+        self,
+        settings: Settings | None = None,
+        *,
+        planner: LLM | None = None,
+        compressor: LLM | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         self.settings = settings or load_settings()
@@ -53,7 +59,8 @@ class Retrac:
 
             r = self.settings.retrieval
             self._embedder = (
-                HashingEmbedder() if r.embedder == "hashing"
+                HashingEmbedder()
+                if r.embedder == "hashing"
                 else SentenceTransformerEmbedder(r.embedding_model, batch_size=r.embed_batch_size)
             )
         return self._embedder
@@ -61,10 +68,18 @@ class Retrac:
     @cached_property
     def corpus(self) -> CorpusStore:
         r = self.settings.retrieval
-        return CorpusStore(self.settings.corpus_uri, self._make_embedder, method=r.method,
-                           depth=r.depth, rrf_k=r.rrf_k, vector_index_min_rows=r.vector_index_min_rows,
-                           nprobes=r.nprobes, refine_factor=r.refine_factor,
-                           storage_options=self.settings.corpus.storage_options, local_dir=self.settings.corpus_dir)
+        return CorpusStore(
+            self.settings.corpus_uri,
+            self._make_embedder,
+            method=r.method,
+            depth=r.depth,
+            rrf_k=r.rrf_k,
+            vector_index_min_rows=r.vector_index_min_rows,
+            nprobes=r.nprobes,
+            refine_factor=r.refine_factor,
+            storage_options=self.settings.corpus.storage_options,
+            local_dir=self.settings.corpus_dir,
+        )
 
     @cached_property
     def memory(self) -> RunMemory:
@@ -101,18 +116,30 @@ class Retrac:
 
     def agent(self) -> ResearchAgent:
         if not self.corpus.exists() or self.corpus.table().count_rows() == 0:
-            raise CorpusError(f"the corpus in {self.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
+            raise CorpusError(
+                f"the corpus in {self.settings.corpus_dir} is empty; run `retrac ingest PATH…` first"
+            )
         from retrac_local.corpus.embedder import relevance_by
 
         planner, compressor = self.llms()
-        return ResearchAgent(planner, compressor, self.corpus, self.settings, self.runs,
-                             relevance=relevance_by(self.corpus.embedder), memory=self.memory)
+        return ResearchAgent(
+            planner,
+            compressor,
+            self.corpus,
+            self.settings,
+            self.runs,
+            relevance=relevance_by(self.corpus.embedder),
+            memory=self.memory,
+        )
 
     # -- operations ------------------------------------------------------------------------------
-    def ingest(self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None) -> IngestReport:
+    def ingest(
+        self, paths: list[Path], prune: bool = False, progress: ProgressFn | None = None
+    ) -> IngestReport:
         r = self.settings.retrieval
-        return Ingester(self.corpus, r.chunk_words, r.chunk_overlap_words, progress,
-                        limits=self.settings.ingest).run(paths, prune=prune)
+        return Ingester(
+            self.corpus, r.chunk_words, r.chunk_overlap_words, progress, limits=self.settings.ingest
+        ).run(paths, prune=prune)
 
     def search(self, query: str, k: int | None = None, method: Method | None = None) -> list[Hit]:
         self.corpus.table()  # a clear error when nothing was ingested yet

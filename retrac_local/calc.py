@@ -24,12 +24,15 @@ MAX_LENGTH = 200
 MAX_MAGNITUDE = 1e15
 MAX_EXPONENT = 64
 
-_TOKEN = re.compile(r"""\s*(?:
+_TOKEN = re.compile(
+    r"""\s*(?:
     (?P<date>\d{4}-\d{2}-\d{2})
   | (?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
   | (?P<name>[a-z_]+)
   | (?P<op>\*\*|//|[-+*/%^(),])
-)""", re.VERBOSE)
+)""",
+    re.VERBOSE,
+)
 
 
 class CalcError(ValueError):
@@ -76,8 +79,10 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise CalcError(f"cannot read {text[pos:pos + 12]!r}: use numbers, + - * / // % ^, parentheses, "
-                            f"dates as YYYY-MM-DD and {', '.join(FUNCTIONS)}")
+            raise CalcError(
+                f"cannot read {text[pos : pos + 12]!r}: use numbers, + - * / // % ^, parentheses, "
+                f"dates as YYYY-MM-DD and {', '.join(FUNCTIONS)}"
+            )
         kind = m.lastgroup
         assert kind is not None
         out.append((kind, m.group(kind)))
@@ -106,7 +111,9 @@ class _Parser:
         value = self.product()
         while self.peek() in ("+", "-"):
             op = self.take()[1]
-            value = _checked(_num(value) + _num(self.product()) if op == "+" else _num(value) - _num(self.product()))
+            value = _checked(
+                _num(value) + _num(self.product()) if op == "+" else _num(value) - _num(self.product())
+            )
         return value
 
     def product(self) -> Value:
@@ -117,8 +124,15 @@ class _Parser:
             if op != "*" and right == 0:
                 raise CalcError("division by zero")
             left = _num(value)
-            value = _checked(left * right if op == "*" else left / right if op == "/" else
-                             float(left // right) if op == "//" else left % right)
+            value = _checked(
+                left * right
+                if op == "*"
+                else left / right
+                if op == "/"
+                else float(left // right)
+                if op == "//"
+                else left % right
+            )
         return value
 
     def power(self) -> Value:

@@ -30,9 +30,14 @@ class CollectionFile:
     ingested_at: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file_id": self.file_id, "path": self.path, "name": Path(self.path).name,
-                "documents": len(self.documents), "chunks": self.chunks,
-                "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.ingested_at))}
+        return {
+            "file_id": self.file_id,
+            "path": self.path,
+            "name": Path(self.path).name,
+            "documents": len(self.documents),
+            "chunks": self.chunks,
+            "ingested_at": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.ingested_at)),
+        }
 
 
 def file_id(path: str) -> str:
@@ -58,7 +63,9 @@ def _read(settings: Settings, sql: str, args: tuple[Any, ...] = ()) -> list[tupl
 
 def files(settings: Settings) -> list[CollectionFile]:
     """The files of the collection, the most recently ingested first."""
-    rows = _read(settings, "SELECT path, doc_ids, chunks, ingested_at FROM files ORDER BY ingested_at DESC, path")
+    rows = _read(
+        settings, "SELECT path, doc_ids, chunks, ingested_at FROM files ORDER BY ingested_at DESC, path"
+    )
     return [CollectionFile(file_id(p), p, json.loads(d), c, t) for p, d, c, t in rows]
 
 

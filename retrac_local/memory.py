@@ -59,15 +59,25 @@ class RunMemory:
 
     def remember(self, run_id: str, state: ResearchState) -> bool:
         """Store a finished run's verified evidence; False when it has none worth keeping."""
-        evidence = [{"fact": e.fact, "source": e.source, "quote": e.quote, "verified": e.verified}
-                    for e in state.evidence if e.verified in ("yes", "partial")]
+        evidence = [
+            {"fact": e.fact, "source": e.source, "quote": e.quote, "verified": e.verified}
+            for e in state.evidence
+            if e.verified in ("yes", "partial")
+        ]
         if not evidence:
             return False
         embedder = self._embedder_factory()
         vectors = embedder.embed([state.question, self.findings(state)])
-        row = {"run_id": run_id, "question": state.question, "answer": state.answer or "",
-               "evidence": json.dumps(evidence, ensure_ascii=False), "created": time.time(),
-               "embedder": embedder.name, "vector": vectors[0].tolist(), "findings_vector": vectors[1].tolist()}
+        row = {
+            "run_id": run_id,
+            "question": state.question,
+            "answer": state.answer or "",
+            "evidence": json.dumps(evidence, ensure_ascii=False),
+            "created": time.time(),
+            "embedder": embedder.name,
+            "vector": vectors[0].tolist(),
+            "findings_vector": vectors[1].tolist(),
+        }
         table = self._table()
         if table is None:
             self._connect().create_table(TABLE, data=[row])
@@ -76,8 +86,9 @@ class RunMemory:
             table.add([row])
         return True
 
-    def recall(self, question: str, limit: int = 2, min_similarity: float = 0.7,
-               exclude: str | None = None) -> list[Recalled]:
+    def recall(
+        self, question: str, limit: int = 2, min_similarity: float = 0.7, exclude: str | None = None
+    ) -> list[Recalled]:
         """The past runs most similar to `question` (by their question or their findings)."""
         table = self._table()
         if table is None:
@@ -86,15 +97,23 @@ class RunMemory:
         vector = embedder.embed([question])[0].tolist()
         best: dict[str, tuple[float, dict[str, Any]]] = {}
         for column in ("vector", "findings_vector"):
-            rows = (table.search(vector, vector_column_name=column).distance_type("cosine")
-                    .where(f"embedder = {_quote(embedder.name)}", prefilter=True).limit(limit * 3).to_list())
+            rows = (
+                table.search(vector, vector_column_name=column)
+                .distance_type("cosine")
+                .where(f"embedder = {_quote(embedder.name)}", prefilter=True)
+                .limit(limit * 3)
+                .to_list()
+            )
             for row in rows:
                 similarity = 1.0 - float(row["_distance"])
                 if row["run_id"] != exclude and similarity > best.get(row["run_id"], (-1.0, {}))[0]:
                     best[row["run_id"]] = (similarity, row)
         ranked = sorted(best.values(), key=lambda pair: -pair[0])
-        return [Recalled(row["run_id"], row["question"], round(sim, 4), json.loads(row["evidence"]))
-                for sim, row in ranked if sim >= min_similarity][:limit]
+        return [
+            Recalled(row["run_id"], row["question"], round(sim, 4), json.loads(row["evidence"]))
+            for sim, row in ranked
+            if sim >= min_similarity
+        ][:limit]
 
     def count(self) -> int:
         table = self._table()

@@ -18,13 +18,22 @@ def model_rows(app: Retrac, check: bool = False) -> list[dict[str, Any]]:
     for role in ("planner", "compressor"):
         role_settings = getattr(s, role)
         if role_settings.url:
-            row: dict[str, Any] = {"role": role, "server": mask_credentials(role_settings.url),
-                                   "model": role_settings.server_model, "n_ctx": role_settings.n_ctx}
+            row: dict[str, Any] = {
+                "role": role,
+                "server": mask_credentials(role_settings.url),
+                "model": role_settings.server_model,
+                "n_ctx": role_settings.n_ctx,
+            }
         else:
             path = s.model_path(role)  # type: ignore[arg-type]
-            row = {"role": role, "path": str(path), "present": path.exists(),
-                   "size": path.stat().st_size if path.exists() else None, "n_ctx": role_settings.n_ctx,
-                   "n_gpu_layers": role_settings.n_gpu_layers}
+            row = {
+                "role": role,
+                "path": str(path),
+                "present": path.exists(),
+                "size": path.stat().st_size if path.exists() else None,
+                "n_ctx": role_settings.n_ctx,
+                "n_gpu_layers": role_settings.n_gpu_layers,
+            }
         if check:
             try:
                 app.make_llm(role)  # type: ignore[arg-type]

@@ -31,8 +31,13 @@ def load_registry(models_dir: Path) -> list[RegistryModel]:
         ) from e
     return [
         RegistryModel(
-            name=name, roles=tuple(spec.get("roles", ())), file=spec["file"], size=spec["size"], sha256=spec["sha256"],
-            licence=spec.get("licence", "?"), upstream=spec.get("upstream", "?"),
+            name=name,
+            roles=tuple(spec.get("roles", ())),
+            file=spec["file"],
+            size=spec["size"],
+            sha256=spec["sha256"],
+            licence=spec.get("licence", "?"),
+            upstream=spec.get("upstream", "?"),
         )
         for name, spec in raw.items()
     ]

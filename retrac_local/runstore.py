@@ -19,7 +19,9 @@ from retrac_local.errors import RunNotFoundError, StoreError
 
 
 def m001_initial(db: sqlite3.Connection) -> None:
-    _script(db, """
+    _script(
+        db,
+        """
         CREATE TABLE runs (
             run_id TEXT PRIMARY KEY, question TEXT NOT NULL, status TEXT NOT NULL, answer TEXT,
             created REAL NOT NULL, updated REAL NOT NULL, initial_state TEXT NOT NULL,
@@ -36,7 +38,8 @@ def m001_initial(db: sqlite3.Connection) -> None:
             completion_tokens INTEGER NOT NULL, cached_tokens INTEGER NOT NULL, seconds REAL NOT NULL,
             PRIMARY KEY (run_id, seq)
         );
-        """)
+        """,
+    )
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -63,18 +66,24 @@ class RunStore:
             self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
         except (sqlite3.Error, OSError) as e:
-            raise StoreError(f"cannot open the run store {path}: {e}; check that RETRAC_HOME is writable") from e
+            raise StoreError(
+                f"cannot open the run store {path}: {e}; check that RETRAC_HOME is writable"
+            ) from e
         self.path = path
 
     def _migrate(self) -> None:
-        self.db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)"
+        )
         done = {r[0] for r in self.db.execute("SELECT name FROM migrations")}
         for migration in MIGRATIONS:
             if migration.__name__ in done:
                 continue
             self.db.execute("BEGIN IMMEDIATE")
             try:
-                if not self.db.execute("SELECT 1 FROM migrations WHERE name = ?", (migration.__name__,)).fetchone():
+                if not self.db.execute(
+                    "SELECT 1 FROM migrations WHERE name = ?", (migration.__name__,)
+                ).fetchone():
                     migration(self.db)
                     self.db.execute("INSERT INTO migrations VALUES (?, ?)", (migration.__name__, time.time()))
                 self.db.execute("COMMIT")
@@ -96,63 +105,134 @@ class RunStore:
             raise StoreError(f"cannot write to the run store {self.path}: {e}") from e
 
     # -- writing -------------------------------------------------------------------------------
-    def create_run(self, question: str, initial_state: dict[str, Any], settings: dict[str, Any],
-                   memory: list[dict[str, Any]] | None = None) -> str:
+    def create_run(
+        self,
+        question: str,
+        initial_state: dict[str, Any],
+        settings: dict[str, Any],
+        memory: list[dict[str, Any]] | None = None,
+    ) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         now = time.time()
-        self._write([(
-            "INSERT INTO runs (run_id, question, status, answer, created, updated, initial_state, settings, memory) "
-            "VALUES (?, ?, 'running', NULL, ?, ?, ?, ?, ?)",
-            (run_id, question, now, now, json.dumps(initial_state), json.dumps(settings), json.dumps(memory or [])),
-        )])
+        self._write(
+            [
+                (
+                    "INSERT INTO runs (run_id, question, status, answer, created, updated, initial_state, settings, memory) "
+                    "VALUES (?, ?, 'running', NULL, ?, ?, ?, ?, ?)",
+                    (
+                        run_id,
+                        question,
+                        now,
+                        now,
+                        json.dumps(initial_state),
+                        json.dumps(settings),
+                        json.dumps(memory or []),
+                    ),
+                )
+            ]
+        )
         return run_id
 
-    def save_round(self, run_id: str, iteration: int, state: dict[str, Any], trajectory: dict[str, Any],
-                   diff: dict[str, Any], stats: dict[str, Any], calls: list[dict[str, Any]]) -> None:
+    def save_round(
+        self,
+        run_id: str,
+        iteration: int,
+        state: dict[str, Any],
+        trajectory: dict[str, Any],
+        diff: dict[str, Any],
+        stats: dict[str, Any],
+        calls: list[dict[str, Any]],
+    ) -> None:
         now = time.time()
-        statements: list[tuple[str, tuple[Any, ...]]] = [(
-            "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (run_id, iteration, json.dumps(state), json.dumps(trajectory), json.dumps(diff), json.dumps(stats), now),
-        )]
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (
+                "INSERT INTO rounds VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    iteration,
+                    json.dumps(state),
+                    json.dumps(trajectory),
+                    json.dumps(diff),
+                    json.dumps(stats),
+                    now,
+                ),
+            )
+        ]
         statements += self._call_rows(run_id, calls)
         statements.append(("UPDATE runs SET updated = ? WHERE run_id = ?", (now, run_id)))
         self._write(statements)
 
-    def finish_run(self, run_id: str, status: str, answer: str | None, result: dict[str, Any],
-                   calls: list[dict[str, Any]]) -> None:
+    def finish_run(
+        self,
+        run_id: str,
+        status: str,
+        answer: str | None,
+        result: dict[str, Any],
+        calls: list[dict[str, Any]],
+    ) -> None:
         statements = self._call_rows(run_id, calls)
-        statements.append((
-            "UPDATE runs SET status = ?, answer = ?, result = ?, updated = ? WHERE run_id = ?",
-            (status, answer, json.dumps(result), time.time(), run_id),
-        ))
+        statements.append(
+            (
+                "UPDATE runs SET status = ?, answer = ?, result = ?, updated = ? WHERE run_id = ?",
+                (status, answer, json.dumps(result), time.time(), run_id),
+            )
+        )
         self._write(statements)
 
     def mark_failed(self, run_id: str) -> None:
         """A run stopped by an error (a model server gone, a broken store): not `running` any more,
         and with no result, so that `resume` continues it from its last saved round."""
-        self._write([("UPDATE runs SET status = 'failed', updated = ? WHERE run_id = ? AND status = 'running'",
-                      (time.time(), run_id))])
+        self._write(
+            [
+                (
+                    "UPDATE runs SET status = 'failed', updated = ? WHERE run_id = ? AND status = 'running'",
+                    (time.time(), run_id),
+                )
+            ]
+        )
 
     def _call_rows(self, run_id: str, calls: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
-        first_seq = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)).fetchone()[0]
-        return [(
-            "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, first_seq + n, c["iteration"], c["role"], c["purpose"], c["prompt_tokens"],
-             c["completion_tokens"], c["cached_tokens"], c["seconds"]),
-        ) for n, c in enumerate(calls, start=1)]
+        first_seq = self.db.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)
+        ).fetchone()[0]
+        return [
+            (
+                "INSERT INTO calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    first_seq + n,
+                    c["iteration"],
+                    c["role"],
+                    c["purpose"],
+                    c["prompt_tokens"],
+                    c["completion_tokens"],
+                    c["cached_tokens"],
+                    c["seconds"],
+                ),
+            )
+            for n, c in enumerate(calls, start=1)
+        ]
 
     # -- reading -------------------------------------------------------------------------------
     def run(self, run_id: str) -> dict[str, Any]:
         row = self.db.execute(
             "SELECT run_id, question, status, answer, created, updated, initial_state, settings, result, memory "
-            "FROM runs WHERE run_id = ?", (run_id,),
+            "FROM runs WHERE run_id = ?",
+            (run_id,),
         ).fetchone()
         if row is None:
             raise RunNotFoundError(f"no run {run_id!r} in {self.path}; `retrac runs list` shows the runs")
         return {
-            "run_id": row[0], "question": row[1], "status": row[2], "answer": row[3], "created": row[4],
-            "updated": row[5], "initial_state": json.loads(row[6]), "settings": json.loads(row[7]),
-            "result": json.loads(row[8]) if row[8] else None, "memory": json.loads(row[9]),
+            "run_id": row[0],
+            "question": row[1],
+            "status": row[2],
+            "answer": row[3],
+            "created": row[4],
+            "updated": row[5],
+            "initial_state": json.loads(row[6]),
+            "settings": json.loads(row[7]),
+            "result": json.loads(row[8]) if row[8] else None,
+            "memory": json.loads(row[9]),
         }
 
     def rounds(self, run_id: str) -> list[dict[str, Any]]:
@@ -160,15 +240,34 @@ class RunStore:
             "SELECT iteration, state, trajectory, diff, stats, created FROM rounds WHERE run_id = ? ORDER BY iteration",
             (run_id,),
         ).fetchall()
-        return [{"iteration": r[0], "state": json.loads(r[1]), "trajectory": json.loads(r[2]),
-                 "diff": json.loads(r[3]), "stats": json.loads(r[4]), "created": r[5]} for r in rows]
+        return [
+            {
+                "iteration": r[0],
+                "state": json.loads(r[1]),
+                "trajectory": json.loads(r[2]),
+                "diff": json.loads(r[3]),
+                "stats": json.loads(r[4]),
+                "created": r[5],
+            }
+            for r in rows
+        ]
 
     def calls(self, run_id: str) -> list[dict[str, Any]]:
         rows = self.db.execute(
             "SELECT seq, iteration, role, purpose, prompt_tokens, completion_tokens, cached_tokens, seconds "
-            "FROM calls WHERE run_id = ? ORDER BY seq", (run_id,),
+            "FROM calls WHERE run_id = ? ORDER BY seq",
+            (run_id,),
         ).fetchall()
-        keys = ["seq", "iteration", "role", "purpose", "prompt_tokens", "completion_tokens", "cached_tokens", "seconds"]
+        keys = [
+            "seq",
+            "iteration",
+            "role",
+            "purpose",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
+            "seconds",
+        ]
         return [dict(zip(keys, r, strict=True)) for r in rows]
 
     def list_runs(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -177,8 +276,16 @@ class RunStore:
             "LEFT JOIN rounds x ON x.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created DESC LIMIT ?",
             (limit,),
         ).fetchall()
-        return [{"run_id": r[0], "question": r[1], "status": r[2],
-                 "created": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r[3])), "rounds": r[4]} for r in rows]
+        return [
+            {
+                "run_id": r[0],
+                "question": r[1],
+                "status": r[2],
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(r[3])),
+                "rounds": r[4],
+            }
+            for r in rows
+        ]
 
     def close(self) -> None:
         self.db.close()

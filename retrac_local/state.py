@@ -76,9 +76,11 @@ class ResearchState(Strict):
             lines.append(f'  [{e.id}] ({where}, verified={e.verified}) {e.fact} — "{e.quote}"')
         if self.conflicts:
             lines.append("Sources disagree:")
-            lines.extend(f"  - {c.about}: " + " against ".join(f"{v} [{i}]" for i, v in zip(c.evidence_ids, c.values,
-                                                                                            strict=True))
-                         for c in self.conflicts)
+            lines.extend(
+                f"  - {c.about}: "
+                + " against ".join(f"{v} [{i}]" for i, v in zip(c.evidence_ids, c.values, strict=True))
+                for c in self.conflicts
+            )
         if self.conclusions:
             lines.append("Conclusions:")
             for c in self.conclusions:

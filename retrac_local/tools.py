@@ -30,7 +30,9 @@ class OpenArgs(Strict):
 
 class CalculateArgs(Strict):
     tool: Literal["calculate"]
-    expression: str = Field(description="arithmetic, e.g. 1887 - 1849, max(412, 398), years_between(1849-05-03, 1887-03-14)")
+    expression: str = Field(
+        description="arithmetic, e.g. 1887 - 1849, max(412, 398), years_between(1849-05-03, 1887-03-14)"
+    )
 
 
 class FinishArgs(Strict):
@@ -53,7 +55,9 @@ def _words(text: str, limit: int) -> str:
 
 class SearchTool:
     name = "search"
-    description = "search(query): hybrid keyword and meaning search over the documents; returns chunk ids with text"
+    description = (
+        "search(query): hybrid keyword and meaning search over the documents; returns chunk ids with text"
+    )
     Args = SearchArgs
 
     def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80, context_window: int = 1) -> None:
@@ -63,25 +67,41 @@ class SearchTool:
         """Hits `page * k + 1` … `(page + 1) * k`: a search made again shows the next results."""
         query = args.query.strip()
         if not query:
-            return Observation("search failed: the query is empty; name what you are looking for", error="empty query")
-        hits = self.corpus.search(query, k=self.k * (page + 1))[self.k * page:]
+            return Observation(
+                "search failed: the query is empty; name what you are looking for", error="empty query"
+            )
+        hits = self.corpus.search(query, k=self.k * (page + 1))[self.k * page :]
         if not hits:
             if page:
-                return Observation(f'search "{query}" was already made and has no more results; open a chunk id it '
-                                   "gave to read around it, or change the words", error="no more results")
+                return Observation(
+                    f'search "{query}" was already made and has no more results; open a chunk id it '
+                    "gave to read around it, or change the words",
+                    error="no more results",
+                )
             return Observation(f'search "{query}" found nothing; try other words', error="no results")
-        more = f" more (results {self.k * page + 1}–{self.k * page + len(hits)}; it was made before)" if page else ""
+        more = (
+            f" more (results {self.k * page + 1}–{self.k * page + len(hits)}; it was made before)"
+            if page
+            else ""
+        )
         lines = [f'search "{query}" found {len(hits)}{more}:']
-        lines += [f"[{h.chunk.chunk_id}] {h.chunk.label}{more_in_document(h.more)}: {_words(h.chunk.text, self.hit_words)}"
-                  for h in hits]
+        lines += [
+            f"[{h.chunk.chunk_id}] {h.chunk.label}{more_in_document(h.more)}: {_words(h.chunk.text, self.hit_words)}"
+            for h in hits
+        ]
         # The planner sees the best chunk of each document; the compressor also gets the chunks around
         # it, since the fact asked for is often a sentence away from the words that matched.
         chunks = {h.chunk.chunk_id: h.chunk for h in hits}
         for h in hits:
-            for c in self.corpus.open(h.chunk.chunk_id, window=self.context_window) if self.context_window else []:
+            for c in (
+                self.corpus.open(h.chunk.chunk_id, window=self.context_window) if self.context_window else []
+            ):
                 chunks.setdefault(c.chunk_id, c)
-        return Observation("\n".join(lines), chunks=list(chunks.values()),
-                           more={h.chunk.chunk_id: h.more for h in hits if h.more})
+        return Observation(
+            "\n".join(lines),
+            chunks=list(chunks.values()),
+            more={h.chunk.chunk_id: h.more for h in hits if h.more},
+        )
 
 
 def more_in_document(n: int) -> str:
@@ -105,7 +125,10 @@ class OpenTool:
         sectioned = centre is not None and bool(centre.section)
         chunks = self.corpus.open(ref, window=self.SECTION_REACH if sectioned else self.window)
         if not chunks:
-            return Observation(f"open failed: no document or chunk {ref!r}; use an id from search results", error="unknown id")
+            return Observation(
+                f"open failed: no document or chunk {ref!r}; use an id from search results",
+                error="unknown id",
+            )
         if centre is not None and sectioned:
             chunks = around(same_section(chunks, centre), centre, self.max_words)
         budget = self.max_words
@@ -123,12 +146,19 @@ def same_section(chunks: list[Chunk], centre: Chunk) -> list[Chunk]:
     """The unbroken run of `chunks` (one document's, in order) around `centre` in its section."""
     at = next(i for i, c in enumerate(chunks) if c.chunk_id == centre.chunk_id)
     lo = hi = at
-    while lo > 0 and chunks[lo - 1].section == centre.section and chunks[lo - 1].chunk_index == chunks[lo].chunk_index - 1:
+    while (
+        lo > 0
+        and chunks[lo - 1].section == centre.section
+        and chunks[lo - 1].chunk_index == chunks[lo].chunk_index - 1
+    ):
         lo -= 1
-    while (hi + 1 < len(chunks) and chunks[hi + 1].section == centre.section
-           and chunks[hi + 1].chunk_index == chunks[hi].chunk_index + 1):
+    while (
+        hi + 1 < len(chunks)
+        and chunks[hi + 1].section == centre.section
+        and chunks[hi + 1].chunk_index == chunks[hi].chunk_index + 1
+    ):
         hi += 1
-    return chunks[lo:hi + 1]
+    return chunks[lo : hi + 1]
 
 
 def around(run: list[Chunk], centre: Chunk, max_words: int) -> list[Chunk]:
@@ -145,13 +175,15 @@ def around(run: list[Chunk], centre: Chunk, max_words: int) -> list[Chunk]:
                 lo, hi = (lo, nxt) if side == 1 else (nxt, hi)
                 grew = True
         if not grew:
-            return run[lo:hi + 1]
+            return run[lo : hi + 1]
 
 
 class CalculateTool:
     name = "calculate"
-    description = ("calculate(expression): exact arithmetic for dates and numbers: + - * / ^, min, max, abs, round, "
-                   "years_between(YYYY-MM-DD, YYYY-MM-DD), days_between(…)")
+    description = (
+        "calculate(expression): exact arithmetic for dates and numbers: + - * / ^, min, max, abs, round, "
+        "years_between(YYYY-MM-DD, YYYY-MM-DD), days_between(…)"
+    )
     Args = CalculateArgs
 
     def __call__(self, args: CalculateArgs) -> Observation:

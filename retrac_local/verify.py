@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-_TYPOGRAPHY = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u2013": "-",
-                             "\u2014": "-", "\u00a0": " "})
+_TYPOGRAPHY = str.maketrans(
+    {"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-", "\u00a0": " "}
+)
 _SPACE = re.compile(r"\s+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CONTENT_WORD = re.compile(r"[^\W\d_]{4,}")
@@ -76,13 +77,152 @@ def _common_start(word: str) -> bool:
     return w in _SENTENCE_STARTERS or w.endswith(("ed", "ing", "ly")) or not word[:1].isupper()
 
 
-_SENTENCE_STARTERS = frozenset(["the", "this", "that", "these", "those", "there", "their", "they", "them", "then", "than", "his", "her", "hers", "its", "she", "him", "who", "whom", "whose", "what", "which", "when", "where", "why", "how", "after", "before", "during", "while", "although", "though", "because", "since", "until", "unlike", "like", "both", "each", "every", "all", "some", "many", "most", "several", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "first", "second", "third", "last", "later", "earlier", "also", "however", "in", "on", "at", "by", "for", "from", "with", "without", "within", "into", "as", "an", "and", "but", "not", "nor", "yes", "our", "your", "you", "was", "were", "is", "are", "has", "had", "have", "being", "prior", "despite", "among", "between", "under", "over", "about", "around", "near", "along", "across", "through", "throughout", "toward", "towards", "upon", "against", "beside", "besides", "beyond", "instead", "today", "neither", "either", "other", "another", "such", "only", "even", "still", "yet", "thus", "therefore", "moreover", "meanwhile", "according", "known", "born", "now", "once", "per"])
+_SENTENCE_STARTERS = frozenset(
+    [
+        "the",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "their",
+        "they",
+        "them",
+        "then",
+        "than",
+        "his",
+        "her",
+        "hers",
+        "its",
+        "she",
+        "him",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "which",
+        "when",
+        "where",
+        "why",
+        "how",
+        "after",
+        "before",
+        "during",
+        "while",
+        "although",
+        "though",
+        "because",
+        "since",
+        "until",
+        "unlike",
+        "like",
+        "both",
+        "each",
+        "every",
+        "all",
+        "some",
+        "many",
+        "most",
+        "several",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "first",
+        "second",
+        "third",
+        "last",
+        "later",
+        "earlier",
+        "also",
+        "however",
+        "in",
+        "on",
+        "at",
+        "by",
+        "for",
+        "from",
+        "with",
+        "without",
+        "within",
+        "into",
+        "as",
+        "an",
+        "and",
+        "but",
+        "not",
+        "nor",
+        "yes",
+        "our",
+        "your",
+        "you",
+        "was",
+        "were",
+        "is",
+        "are",
+        "has",
+        "had",
+        "have",
+        "being",
+        "prior",
+        "despite",
+        "among",
+        "between",
+        "under",
+        "over",
+        "about",
+        "around",
+        "near",
+        "along",
+        "across",
+        "through",
+        "throughout",
+        "toward",
+        "towards",
+        "upon",
+        "against",
+        "beside",
+        "besides",
+        "beyond",
+        "instead",
+        "today",
+        "neither",
+        "either",
+        "other",
+        "another",
+        "such",
+        "only",
+        "even",
+        "still",
+        "yet",
+        "thus",
+        "therefore",
+        "moreover",
+        "meanwhile",
+        "according",
+        "known",
+        "born",
+        "now",
+        "once",
+        "per",
+    ]
+)
 
 
 def support(fact: str, quote: str, context: str = "") -> float:
     """Share of the fact's content words found in the quote (or its context, e.g. the document
     title, which resolves "she" and "the tower"); 0 when a number of the fact is not in the quote."""
-    if missing_numbers(fact, quote) or missing_names(fact, f"{context} {quote}") or unfaithful(fact, quote, context):
+    if (
+        missing_numbers(fact, quote)
+        or missing_names(fact, f"{context} {quote}")
+        or unfaithful(fact, quote, context)
+    ):
         return 0.0
     fact_words = {w.lower() for w in _CONTENT_WORD.findall(fact)}
     if not fact_words:
@@ -123,6 +263,8 @@ def unfaithful(fact: str, quote: str, context: str = "") -> str | None:
     if link is None:
         return None
     stems = {w.lower()[:_STEM] for w in re.findall(r"[^\W\d_]+", f"{context} {quote}")}
-    subject = [w for w in re.findall(r"[^\W\d_]{3,}", f[:link.start()]) if w.lower() not in _SENTENCE_STARTERS]
+    subject = [
+        w for w in re.findall(r"[^\W\d_]{3,}", f[: link.start()]) if w.lower() not in _SENTENCE_STARTERS
+    ]
     missing = [w for w in subject if w.lower()[:_STEM] not in stems]
     return f"the source does not speak of {' '.join(missing)!r}" if missing else None

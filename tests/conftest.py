@@ -42,12 +42,18 @@ def orrin() -> MemoryCorpus:
     """Three short documents in which the demo's bridge question can be answered."""
     return (
         MemoryCorpus()
-        .add("karn-point", "Karn Point Lighthouse",
-             "The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board. "
-             "The light was first lit on 14 March 1887.")
-        .add("ada-vellacott", "Ada Vellacott",
-             "Ada Vellacott was a civil engineer who worked on harbours and bridges. "
-             "She was born on 3 May 1849 in Port Saltry, the daughter of a ship's chandler.")
+        .add(
+            "karn-point",
+            "Karn Point Lighthouse",
+            "The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board. "
+            "The light was first lit on 14 March 1887.",
+        )
+        .add(
+            "ada-vellacott",
+            "Ada Vellacott",
+            "Ada Vellacott was a civil engineer who worked on harbours and bridges. "
+            "She was born on 3 May 1849 in Port Saltry, the daughter of a ship's chandler.",
+        )
         .add("jonas-pell", "Jonas Pell", "Jonas Pell was a lighthouse engineer born in 1856 in Orley.")
     )
 

@@ -23,8 +23,11 @@ from retrac_local.api import Retrac  # noqa: E402
 from retrac_local.corpus.embedder import HashingEmbedder  # noqa: E402
 from retrac_local.llm.base import Generation, Message, Usage, parse_structured  # noqa: E402
 
-QUERIES = {1: ["Karn Point Lighthouse designer", "Orrin Lights Board"], 2: ["Ada Vellacott born", "Port Saltry"],
-           3: ["Jonas Pell engineer", "Skerra Light"]}
+QUERIES = {
+    1: ["Karn Point Lighthouse designer", "Orrin Lights Board"],
+    2: ["Ada Vellacott born", "Port Saltry"],
+    3: ["Jonas Pell engineer", "Skerra Light"],
+}
 CALL_SECONDS = 0.15
 
 
@@ -34,11 +37,19 @@ class Deterministic:
     def count_tokens(self, text: str) -> int:
         return max(1, len(text) // 4)
 
-    def generate(self, messages: list[Message], *, schema: Any = None, max_tokens: int = 256,
-                 temperature: float | None = None) -> Generation:
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: Any = None,
+        max_tokens: int = 256,
+        temperature: float | None = None,
+    ) -> Generation:
         time.sleep(CALL_SECONDS)
         text = json.dumps(self._reply(messages, schema.__name__ if schema else ""))
-        generation = Generation(text, "stop", Usage(self.count_tokens(str(messages)), self.count_tokens(text), 0, CALL_SECONDS))
+        generation = Generation(
+            text, "stop", Usage(self.count_tokens(str(messages)), self.count_tokens(text), 0, CALL_SECONDS)
+        )
         generation.parsed = parse_structured(generation, schema) if schema else None
         return generation
 
@@ -56,10 +67,16 @@ class Deterministic:
         if schema == "StateUpdate":
             found = re.findall(r"^- \([^)]*\) (.+)$", prompt, re.M)
             last_round = "Latest round (3)" in prompt
-            return {"new_evidence": [{"fact": f} for f in found[:2]], "reasoning": "r", "conclusions": [],
-                    "answer": "1849" if last_round else None, "drop_evidence": [],
-                    "uncertainties": [] if last_round else ["is the birth year right?"], "failures": [],
-                    "next_plan": [f"step after round {round_of(prompt)}"]}
+            return {
+                "new_evidence": [{"fact": f} for f in found[:2]],
+                "reasoning": "r",
+                "conclusions": [],
+                "answer": "1849" if last_round else None,
+                "drop_evidence": [],
+                "uncertainties": [] if last_round else ["is the birth year right?"],
+                "failures": [],
+                "next_plan": [f"step after round {round_of(prompt)}"],
+            }
         if schema == "FinalAnswer":
             return {"answer": "1849", "evidence_ids": []}
         raise AssertionError(f"unexpected schema {schema}")
@@ -81,8 +98,12 @@ def main() -> None:
         from retrac_local.web.app import create_app
 
         settings = load_settings()
-        web = create_app(settings, lambda: Retrac(settings, planner=llm, compressor=llm, embedder=HashingEmbedder()))
-        uvicorn.run(web, host="127.0.0.1", port=int(argument), log_level="warning", timeout_graceful_shutdown=3)
+        web = create_app(
+            settings, lambda: Retrac(settings, planner=llm, compressor=llm, embedder=HashingEmbedder())
+        )
+        uvicorn.run(
+            web, host="127.0.0.1", port=int(argument), log_level="warning", timeout_graceful_shutdown=3
+        )
         return
     app = Retrac(planner=llm, compressor=llm, embedder=HashingEmbedder())
     events = app.ask(argument) if command == "ask" else app.resume(argument)

@@ -11,7 +11,9 @@ BLOCKED = (socket.AF_INET, socket.AF_INET6)
 class NoNetworkSocket(socket.socket):
     def __init__(self, family: int = -1, type: int = -1, proto: int = -1, fileno: int | None = None) -> None:
         if fileno is None and (family == -1 or family in BLOCKED):
-            raise OSError(f"network access attempted (socket family {family}): retrac-local must work offline")
+            raise OSError(
+                f"network access attempted (socket family {family}): retrac-local must work offline"
+            )
         super().__init__(family, type, proto, fileno)
 
 

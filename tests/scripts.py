@@ -21,12 +21,24 @@ def finish(answer: str) -> dict[str, Any]:
     return {"gap": "answer", "call": {"tool": "finish", "answer": answer}}
 
 
-def update(facts: list[str] = (), answer: str | None = None, uncertainties: list[str] = (),
-           next_plan: list[str] = (), drop: list[str] = (), conclusions: list[dict] = (), failures: list[str] = ()) -> dict[str, Any]:
+def update(
+    facts: list[str] = (),
+    answer: str | None = None,
+    uncertainties: list[str] = (),
+    next_plan: list[str] = (),
+    drop: list[str] = (),
+    conclusions: list[dict] = (),
+    failures: list[str] = (),
+) -> dict[str, Any]:
     return {
-        "new_evidence": [{"fact": f} for f in facts], "reasoning": "because",
-        "conclusions": list(conclusions), "answer": answer, "drop_evidence": list(drop),
-        "uncertainties": list(uncertainties), "failures": list(failures), "next_plan": list(next_plan),
+        "new_evidence": [{"fact": f} for f in facts],
+        "reasoning": "because",
+        "conclusions": list(conclusions),
+        "answer": answer,
+        "drop_evidence": list(drop),
+        "uncertainties": list(uncertainties),
+        "failures": list(failures),
+        "next_plan": list(next_plan),
     }
 
 

@@ -18,20 +18,23 @@ from retrac_local.agent.answers import (
 from retrac_local.state import Evidence
 
 
-@pytest.mark.parametrize(("question", "kind"), [
-    ("When was the harbour master of Port Saltry born?", "date"),
-    ("In what year did the ferry first sail?", "date"),
-    ("What year was the lighthouse first lit?", "date"),
-    ("How many keepers served on the rock?", "number"),
-    ("Was the bridge built before the railway?", "yes/no"),
-    ("Are both towers painted white?", "yes/no"),
-    ("Where was the engineer's mother born?", "place"),
-    ("In which city did the museum open?", "place"),
-    ("Who designed the tower?", "name"),
-    ("Which is older, the museum or the bridge?", None),
-    ("Is the museum or the bridge older?", None),
-    ("What is the name of the ferry?", None),
-])
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("When was the harbour master of Port Saltry born?", "date"),
+        ("In what year did the ferry first sail?", "date"),
+        ("What year was the lighthouse first lit?", "date"),
+        ("How many keepers served on the rock?", "number"),
+        ("Was the bridge built before the railway?", "yes/no"),
+        ("Are both towers painted white?", "yes/no"),
+        ("Where was the engineer's mother born?", "place"),
+        ("In which city did the museum open?", "place"),
+        ("Who designed the tower?", "name"),
+        ("Which is older, the museum or the bridge?", None),
+        ("Is the museum or the bridge older?", None),
+        ("What is the name of the ferry?", None),
+    ],
+)
 def test_the_kind_of_answer_is_read_from_the_question(question: str, kind: str | None) -> None:
     assert expected_kind(question) == kind
 
@@ -67,15 +70,25 @@ def test_who_is_not_answered_by_a_place_a_building_or_a_work() -> None:
     def quote(text: str) -> Evidence:
         return Evidence(id="E1", fact=text, source="a#0", quote=text, verified="yes")
 
-    tower = [quote("The Karn Point Lighthouse is a granite lighthouse on the Orrin coast, designed by Vellacott & Pell.")]
-    assert is_thing("The Karn Point Lighthouse", tower) and not fits("The Karn Point Lighthouse", "name", tower)
+    tower = [
+        quote(
+            "The Karn Point Lighthouse is a granite lighthouse on the Orrin coast, designed by Vellacott & Pell."
+        )
+    ]
+    assert is_thing("The Karn Point Lighthouse", tower) and not fits(
+        "The Karn Point Lighthouse", "name", tower
+    )
     assert not is_thing("Vellacott & Pell", tower) and fits("Vellacott & Pell", "name", tower)
     opera = [quote("Rio Sombre is a 1951 opera by Ilse Varnholt."), quote("Ilse Varnholt was a composer.")]
     assert is_thing("Rio Sombre", opera) and not is_thing("Ilse Varnholt", opera)
-    firms = [quote("Harbour Pictures is an American film production company based in Orley."),
-             quote("The Quills were an English folk band from Drennick.")]
+    firms = [
+        quote("Harbour Pictures is an American film production company based in Orley."),
+        quote("The Quills were an English folk band from Drennick."),
+    ]
     assert not is_thing("Harbour Pictures", firms) and not is_thing("The Quills", firms)
-    gap = wrong_kind_question("Who designed the lighthouse the Orley tower is modelled on?", "The Karn Point Lighthouse", tower)
+    gap = wrong_kind_question(
+        "Who designed the lighthouse the Orley tower is modelled on?", "The Karn Point Lighthouse", tower
+    )
     assert gap is not None and gap.startswith("The answer must be the name of a person or a group")
 
 
@@ -85,10 +98,19 @@ def test_short_answers_lose_their_asides() -> None:
     assert shorten("Yes, both are painted white", "Are both towers painted white?") == "yes"
     assert shorten("Ada Vellacott", "Who designed it?") == "Ada Vellacott"
     # a lead that repeats the question's subject and its verb is cut; a name the question holds is not
-    assert shorten("Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott designed which lighthouse?") == \
-        "the Karn Point Lighthouse"
-    assert shorten("Jonas Pell and Ada Vellacott", "Who worked with Jonas Pell?") == "Jonas Pell and Ada Vellacott"
-    assert shorten("Ada Vellacott designed it", "Who designed it?") == "Ada Vellacott designed it"  # no verb-ended lead
+    assert (
+        shorten(
+            "Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott designed which lighthouse?"
+        )
+        == "the Karn Point Lighthouse"
+    )
+    assert (
+        shorten("Jonas Pell and Ada Vellacott", "Who worked with Jonas Pell?")
+        == "Jonas Pell and Ada Vellacott"
+    )
+    assert (
+        shorten("Ada Vellacott designed it", "Who designed it?") == "Ada Vellacott designed it"
+    )  # no verb-ended lead
 
 
 def test_a_name_asked_for_loses_the_description_before_it() -> None:
@@ -100,40 +122,63 @@ def test_a_name_asked_for_loses_the_description_before_it() -> None:
     assert shorten("Jonas Pell and Ada Vellacott", "Who built it?") == "Jonas Pell and Ada Vellacott"
     assert shorten("Port Saltry Harbour Board", "Who ran the ferry?") == "Port Saltry Harbour Board"
     # only for a name asked for, and never down to a name the question holds
-    assert shorten("the engineer Ada Vellacott", "What was the engineer's name?") == "the engineer Ada Vellacott"
+    assert (
+        shorten("the engineer Ada Vellacott", "What was the engineer's name?") == "the engineer Ada Vellacott"
+    )
     assert shorten("the engineer Ada Vellacott", "Who was Ada Vellacott?") == "the engineer Ada Vellacott"
 
 
 def test_an_answer_naming_what_no_evidence_states_is_caught() -> None:
-    evidence = [Evidence(id="E1", fact="Her mother was Mara Holt", source="a#0", verified="yes",
-                         quote="Her mother, Mara Holt, kept the light.", title="Ada Vellacott")]
+    evidence = [
+        Evidence(
+            id="E1",
+            fact="Her mother was Mara Holt",
+            source="a#0",
+            verified="yes",
+            quote="Her mother, Mara Holt, kept the light.",
+            title="Ada Vellacott",
+        )
+    ]
     assert unsupported("Mara Holt", evidence) == []
     assert unsupported("Mara Holt was born in the city of Orley in 1820", evidence) == ["1820", "Orley"]
     unverified = [evidence[0].model_copy(update={"verified": "no"})]
     assert unsupported("Mara Holt", unverified) == ["Mara", "Holt"]
 
 
-@pytest.mark.parametrize(("answer", "question", "restates"), [
-    ("Orrin County", "At what Orrin County harbour does the ferry dock?", True),
-    ("the harbours", "Which harbour of Orrin has the oldest light?", True),  # plural and article aside
-    ("Saltry Harbour", "At what Orrin County harbour does the ferry dock?", False),
-    ("Port Saltry", "Where was the engineer who designed Karn Point born?", False),
-    # questions whose answer is rightly one of their own words: yes/no, and named options
-    ("yes", "Is Karn Point in Orrin County?", False),
-    ("Ada Vellacott", "Who was born first, Ada Vellacott or Jonas Pell?", False),
-    ("Ada Vellacott", "Between Ada Vellacott and Jonas Pell, who was born first?", False),
-    ("", "Which harbour of Orrin has the oldest light?", False),
-])
-def test_an_answer_made_of_the_question_s_own_words_restates_it(answer: str, question: str, restates: bool) -> None:
+@pytest.mark.parametrize(
+    ("answer", "question", "restates"),
+    [
+        ("Orrin County", "At what Orrin County harbour does the ferry dock?", True),
+        ("the harbours", "Which harbour of Orrin has the oldest light?", True),  # plural and article aside
+        ("Saltry Harbour", "At what Orrin County harbour does the ferry dock?", False),
+        ("Port Saltry", "Where was the engineer who designed Karn Point born?", False),
+        # questions whose answer is rightly one of their own words: yes/no, and named options
+        ("yes", "Is Karn Point in Orrin County?", False),
+        ("Ada Vellacott", "Who was born first, Ada Vellacott or Jonas Pell?", False),
+        ("Ada Vellacott", "Between Ada Vellacott and Jonas Pell, who was born first?", False),
+        ("", "Which harbour of Orrin has the oldest light?", False),
+    ],
+)
+def test_an_answer_made_of_the_question_s_own_words_restates_it(
+    answer: str, question: str, restates: bool
+) -> None:
     assert restates_question(answer, question) is restates
     gap = wrong_kind_question(question, answer)
     assert (gap is not None and "named in the question itself" in gap) is restates
 
 
 def test_the_names_a_restated_answer_may_be_held_to_are_those_beyond_the_question() -> None:
-    texts = ["Karn Point Lighthouse. The tower was designed by Ada Vellacott for the Orrin Lights Board.",
-             "In 1887 Ada Vellacott's light was first lit at Karn Point, by the Lights Board of Orrin."]
+    texts = [
+        "Karn Point Lighthouse. The tower was designed by Ada Vellacott for the Orrin Lights Board.",
+        "In 1887 Ada Vellacott's light was first lit at Karn Point, by the Lights Board of Orrin.",
+    ]
     names = named_spans(texts, "Which engineer designed the Karn Point Lighthouse?")
-    assert names == ("Ada Vellacott", "Orrin Lights Board", "Lights Board of Orrin")  # "The", "In", "1887" are no names
-    assert named_spans(texts, "Which engineer designed the Karn Point Lighthouse?", limit=1) == ("Ada Vellacott",)
+    assert names == (
+        "Ada Vellacott",
+        "Orrin Lights Board",
+        "Lights Board of Orrin",
+    )  # "The", "In", "1887" are no names
+    assert named_spans(texts, "Which engineer designed the Karn Point Lighthouse?", limit=1) == (
+        "Ada Vellacott",
+    )
     assert named_spans([], "Who?") == ()

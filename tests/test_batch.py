@@ -35,8 +35,11 @@ KEYS = {"id", "question", "run_id", "status", "answer", "citations", "seconds"}
 
 
 def write_questions(path: Path, questions: dict[str, str]) -> Path:
-    path.write_text("".join(json.dumps({"id": i, "question": q, "answers": ["ignored"]}) + "\n"
-                            for i, q in questions.items()))
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "question": q, "answers": ["ignored"]}) + "\n" for i, q in questions.items()
+        )
+    )
     return path
 
 
@@ -48,10 +51,13 @@ def home(settings: Settings) -> Settings:
 
 # -- the parts, in-process -----------------------------------------------------------------------
 
-def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_one(home: Settings,
-                                                                                    tmp_path: Path) -> None:
+
+def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_one(
+    home: Settings, tmp_path: Path
+) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), finish("Ada Vellacott"),
+        constraints(),
+        finish("Ada Vellacott"),
         update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
         final("Ada Vellacott"),
     )
@@ -69,8 +75,9 @@ def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_o
     moved = read_run(local.runs, line["run_id"])
     original = outcome.record
     assert moved.run["result"]["run_id"] == line["run_id"] != original.run["run_id"]
-    assert {k: v for k, v in moved.run["result"].items() if k != "run_id"} == \
-        {k: v for k, v in original.run["result"].items() if k != "run_id"}
+    assert {k: v for k, v in moved.run["result"].items() if k != "run_id"} == {
+        k: v for k, v in original.run["result"].items() if k != "run_id"
+    }
     strip = [{k: v for k, v in r.items() if k != "created"} for r in original.rounds]
     assert [{k: v for k, v in r.items() if k != "created"} for r in moved.rounds] == strip
     assert moved.calls == original.calls  # same order, rounds and seqs
@@ -116,14 +123,21 @@ def test_bad_questions_files_are_refused_before_anything_runs(tmp_path: Path) ->
 
 # -- on a local Ray --------------------------------------------------------------------------------
 
+
 def test_a_batch_on_a_local_ray_writes_every_question_and_one_failure_does_not_stop_it(
-        home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import tests.batch_target to build the app
-    questions = load_batch_questions(write_questions(tmp_path / "q.jsonl", {
-        "q1": "When was the designer of Karn Point Lighthouse born?",
-        "q2": "Who founded the Gull Line ferry service? BOOM",
-        "q3": "Where was Jonas Pell born?",
-    }))
+    questions = load_batch_questions(
+        write_questions(
+            tmp_path / "q.jsonl",
+            {
+                "q1": "When was the designer of Karn Point Lighthouse born?",
+                "q2": "Who founded the Gull Line ferry service? BOOM",
+                "q3": "Where was Jonas Pell born?",
+            },
+        )
+    )
     local = Retrac(home, embedder=HashingEmbedder())
     out = tmp_path / "out"
     report = Batch(out, local.runs, None, ScriptedApp(home, fail_on="BOOM"), workers=2).run(questions)
@@ -148,18 +162,23 @@ def test_a_batch_on_a_local_ray_writes_every_question_and_one_failure_does_not_s
 
 
 def test_a_killed_driver_loses_only_the_questions_in_flight_and_the_same_command_finishes(
-        home: Settings, tmp_path: Path) -> None:
-    questions = write_questions(tmp_path / "q.jsonl", {f"q{i}": f"Where was engineer number {i} born?"
-                                                       for i in range(1, 5)})
+    home: Settings, tmp_path: Path
+) -> None:
+    questions = write_questions(
+        tmp_path / "q.jsonl", {f"q{i}": f"Where was engineer number {i} born?" for i in range(1, 5)}
+    )
     out = tmp_path / "out"
     command = [sys.executable, str(ROOT / "tests" / "batch_target.py"), str(questions), str(out), "1"]
     env = os.environ | {"RETRAC_HOME": str(home.home)}
     errors = (tmp_path / "driver.err").open("w")
-    driver = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True,
-                              start_new_session=True)
+    driver = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=errors, text=True, start_new_session=True
+    )
     try:
         assert driver.stdout is not None
-        ready, _, _ = select.select([driver.stdout], [], [], 240)  # one question written, or the driver is stuck
+        ready, _, _ = select.select(
+            [driver.stdout], [], [], 240
+        )  # one question written, or the driver is stuck
         first = driver.stdout.readline() if ready else ""
         assert first.startswith("written"), (tmp_path / "driver.err").read_text()[-2000:]
     finally:
@@ -177,7 +196,9 @@ def test_a_killed_driver_loses_only_the_questions_in_flight_and_the_same_command
         assert runs.run(line["run_id"])["status"] == line["status"]
 
 
-def test_the_command_refuses_an_empty_collection_and_a_bad_file_with_one_line(runner: CliRunner, tmp_path: Path) -> None:
+def test_the_command_refuses_an_empty_collection_and_a_bad_file_with_one_line(
+    runner: CliRunner, tmp_path: Path
+) -> None:
     from retrac_local.cli.main import cli
 
     questions = write_questions(tmp_path / "q.jsonl", {"a": "Who?"})
@@ -189,24 +210,41 @@ def test_the_command_refuses_an_empty_collection_and_a_bad_file_with_one_line(ru
 
 
 def test_an_evaluation_on_a_local_ray_writes_the_rows_and_moves_the_runs_home(
-        home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from retrac_local.batch.pool import RayPool
     from retrac_local.eval.harness import Evaluation, method_annotator
     from retrac_local.eval.questions import load_questions
 
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     path = tmp_path / "q.jsonl"
-    path.write_text("".join(json.dumps(q) + "\n" for q in [
-        {"id": "e1", "question": "When was the designer of Karn Point Lighthouse born?", "answers": ["3 May 1849"],
-         "supporting_doc_ids": ["karn-point", "ada-vellacott"], "type": "bridge"},
-        {"id": "e2", "question": "Where was Jonas Pell born?", "answers": ["Orley"], "supporting_doc_ids": ["jonas-pell"]},
-    ]))
+    path.write_text(
+        "".join(
+            json.dumps(q) + "\n"
+            for q in [
+                {
+                    "id": "e1",
+                    "question": "When was the designer of Karn Point Lighthouse born?",
+                    "answers": ["3 May 1849"],
+                    "supporting_doc_ids": ["karn-point", "ada-vellacott"],
+                    "type": "bridge",
+                },
+                {
+                    "id": "e2",
+                    "question": "Where was Jonas Pell born?",
+                    "answers": ["Orley"],
+                    "supporting_doc_ids": ["jonas-pell"],
+                },
+            ]
+        )
+    )
     questions = load_questions(path)
     local = Retrac(home, embedder=HashingEmbedder())
     evaluation = Evaluation(tmp_path / "eval", {"code": {}}, check=False)
     with RayPool(ScriptedApp(home), workers=2) as pool:
-        failed = evaluation.run_on_ray(questions, ["retrac", "rag"], pool, local.runs, rag_k=3,
-                                       annotate=method_annotator(local.runs))
+        failed = evaluation.run_on_ray(
+            questions, ["retrac", "rag"], pool, local.runs, rag_k=3, annotate=method_annotator(local.runs)
+        )
     assert failed == []
     rows = {(r["id"], r["mode"]): r for r in Evaluation(tmp_path / "eval", {}, check=False).rows}
     assert set(rows) == {("e1", "retrac"), ("e1", "rag"), ("e2", "retrac"), ("e2", "rag")}

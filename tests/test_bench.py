@@ -12,19 +12,25 @@ from retrac_local.bench.speed import kv_reuse
 
 
 def call(iteration: int, role: str, purpose: str, prompt: int, completion: int, cached: int) -> dict:
-    return {"iteration": iteration, "role": role, "purpose": purpose, "prompt_tokens": prompt,
-            "completion_tokens": completion, "cached_tokens": cached}
+    return {
+        "iteration": iteration,
+        "role": role,
+        "purpose": purpose,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "cached_tokens": cached,
+    }
 
 
 def test_kv_reuse_counts_planner_calls_after_the_first_of_each_round() -> None:
     calls = [
         call(0, "compressor", "constraints", 95, 21, 0),
-        call(1, "planner", "action", 379, 38, 0),      # first of round 1: not counted
-        call(1, "planner", "action", 969, 37, 417),    # all of 379 + 38 reused
+        call(1, "planner", "action", 379, 38, 0),  # first of round 1: not counted
+        call(1, "planner", "action", 969, 37, 417),  # all of 379 + 38 reused
         call(1, "planner", "action", 1484, 35, 1006),  # all of 969 + 37 reused
         call(1, "compressor", "compress", 1668, 205, 4),
-        call(2, "planner", "action", 500, 30, 300),    # first of round 2: not counted
-        call(2, "planner", "action", 900, 30, 265),    # half of 500 + 30 reused
+        call(2, "planner", "action", 500, 30, 300),  # first of round 2: not counted
+        call(2, "planner", "action", 900, 30, 265),  # half of 500 + 30 reused
         call(2, "planner", "finalize", 545, 18, 327),  # not an action: not counted
     ]
     kv = kv_reuse(calls)
@@ -41,19 +47,40 @@ def test_kv_reuse_without_a_second_call_is_not_a_figure() -> None:
 
 
 @pytest.mark.slow
-def test_the_build_comparison_runs_each_interpreter_in_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_build_comparison_runs_each_interpreter_in_turns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two names for this very build: the table has both rows, ratios against the first, and the
     CPU features llama.cpp reports (so a build's flags can be checked from its row)."""
     from retrac_local.bench import builds
     from retrac_local.config import load_settings
 
     model = load_settings().models_dir / "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
-    monkeypatch.setattr(sys, "argv", ["builds", "--build", f"a={sys.executable}", "--build", f"b={sys.executable}",
-                                      "--model", str(model), "--out", str(tmp_path), "--runs", "1", "--gen-tokens", "16"])
+    monkeypatch.setattr(
+        sys,
+        "argv",
+        [
+            "builds",
+            "--build",
+            f"a={sys.executable}",
+            "--build",
+            f"b={sys.executable}",
+            "--model",
+            str(model),
+            "--out",
+            str(tmp_path),
+            "--runs",
+            "1",
+            "--gen-tokens",
+            "16",
+        ],
+    )
     builds.main()
     result = json.loads((tmp_path / "builds.json").read_text())
     assert list(result["builds"]) == ["a", "b"] and result["builds"]["a"]["pp_ratio"] == 1.0
-    assert all(b["pp_tok_s"] > 0 and b["tg_tok_s"] > 0 and "AVX2" in b["features"] for b in result["builds"].values())
+    assert all(
+        b["pp_tok_s"] > 0 and b["tg_tok_s"] > 0 and "AVX2" in b["features"] for b in result["builds"].values()
+    )
     assert "| b |" in (tmp_path / "builds.md").read_text()
 
 
@@ -61,9 +88,11 @@ def test_the_ingest_benchmark_times_every_stage_of_a_real_ingest(tmp_path: Path,
     from retrac_local.bench.ingest import markdown, one_run, summarise
 
     html = folder / "guide.html"
-    html.write_text("<html><head><title>Guide</title></head><body><article><h1>Guide</h1>"
-                    + "".join(f"<p>Step {i} turns the valve {i} times and waits.</p>" for i in range(200))
-                    + "</article></body></html>")
+    html.write_text(
+        "<html><head><title>Guide</title></head><body><article><h1>Guide</h1>"
+        + "".join(f"<p>Step {i} turns the valve {i} times and waits.</p>" for i in range(200))
+        + "</article></body></html>"
+    )
     overrides = {"retrieval": {"embedder": "hashing"}, "ingest": {"file_timeout_s": 0}}
     runs = [one_run([folder], tmp_path / "home", overrides) for _ in range(2)]
     first = runs[0]

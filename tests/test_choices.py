@@ -20,30 +20,50 @@ from tests.scripts import constraints, final, finish, search, update
 CHOICE_Q = "Who was born first, Ada Vellacott or Jonas Pell?"
 
 
-@pytest.mark.parametrize(("question", "expected"), [
-    ("Which is a kind of fern, Orrinwort or Heskleaf?", ("Orrinwort", "Heskleaf")),
-    ("Who was born first Tomas Irvane or Mara Quill?", ("Tomas Irvane", "Mara Quill")),
-    ("Which documentary Tide Tables or The Keeper of Lights was produced first ?",
-     ("Tide Tables", "The Keeper of Lights")),
-    ("Which is located farther West, the Saltry Locks and Canal or Hesk Sound Lagoon?",
-     ("the Saltry Locks and Canal", "Hesk Sound Lagoon")),
-    ("Which movie was released first, 'Harbour Light' or the remake of 'Keeper's Night'?",
-     ("Harbour Light", "the remake of 'Keeper's Night")),
-    ("Which musician or band is from further north, Tomas Irvane or Gull Quartet?", ("Tomas Irvane", "Gull Quartet")),
-    ("Is the Orrinia or the Heskia the genus of more individual species of plants?", ("Orrinia", "Heskia")),
-    ("Which battle, the Battle of Karn Point, or the Second Battle of Hesk Sound, was fought first?",
-     ("Battle of Karn Point", "Second Battle of Hesk Sound")),
-    # no options: yes/no questions, lower-case alternatives, no "or"
-    ("Do both Harbour Weekly and Keepers' Life have a headquarter or editor based in Orrin?", ()),
-    ("Are Ada Vellacott and Jonas Pell democratic or republican?", ()),
-    ("Between Ada Vellacott and Jonas Pell who was born earlier?", ("Ada Vellacott", "Jonas Pell")),
-    ("Between Harbour Light and Keeper's Night, which film has more scenes?", ("Harbour Light", "Keeper's Night")),
-    # "between" without two named options: a second "and" (where to split is a guess), dates, "what"
-    ("Between Orrin and Hesk and Karn, which town is oldest?", ()),
-    ("Between 1990 and 2000, which team won the most titles?", ()),
-    ("Between Orrin and Hesk, what is the distance by sea?", ()),
-    ("Which lighthouse or beacon is the oldest?", ()),
-])
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Which is a kind of fern, Orrinwort or Heskleaf?", ("Orrinwort", "Heskleaf")),
+        ("Who was born first Tomas Irvane or Mara Quill?", ("Tomas Irvane", "Mara Quill")),
+        (
+            "Which documentary Tide Tables or The Keeper of Lights was produced first ?",
+            ("Tide Tables", "The Keeper of Lights"),
+        ),
+        (
+            "Which is located farther West, the Saltry Locks and Canal or Hesk Sound Lagoon?",
+            ("the Saltry Locks and Canal", "Hesk Sound Lagoon"),
+        ),
+        (
+            "Which movie was released first, 'Harbour Light' or the remake of 'Keeper's Night'?",
+            ("Harbour Light", "the remake of 'Keeper's Night"),
+        ),
+        (
+            "Which musician or band is from further north, Tomas Irvane or Gull Quartet?",
+            ("Tomas Irvane", "Gull Quartet"),
+        ),
+        (
+            "Is the Orrinia or the Heskia the genus of more individual species of plants?",
+            ("Orrinia", "Heskia"),
+        ),
+        (
+            "Which battle, the Battle of Karn Point, or the Second Battle of Hesk Sound, was fought first?",
+            ("Battle of Karn Point", "Second Battle of Hesk Sound"),
+        ),
+        # no options: yes/no questions, lower-case alternatives, no "or"
+        ("Do both Harbour Weekly and Keepers' Life have a headquarter or editor based in Orrin?", ()),
+        ("Are Ada Vellacott and Jonas Pell democratic or republican?", ()),
+        ("Between Ada Vellacott and Jonas Pell who was born earlier?", ("Ada Vellacott", "Jonas Pell")),
+        (
+            "Between Harbour Light and Keeper's Night, which film has more scenes?",
+            ("Harbour Light", "Keeper's Night"),
+        ),
+        # "between" without two named options: a second "and" (where to split is a guess), dates, "what"
+        ("Between Orrin and Hesk and Karn, which town is oldest?", ()),
+        ("Between 1990 and 2000, which team won the most titles?", ()),
+        ("Between Orrin and Hesk, what is the distance by sea?", ()),
+        ("Which lighthouse or beacon is the oldest?", ()),
+    ],
+)
 def test_the_options_a_question_names_are_found_by_rules(question: str, expected: tuple[str, ...]) -> None:
     assert options(question) == expected
 
@@ -80,7 +100,10 @@ def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, or
 
     budget = settings.budget.model_copy(update={"max_rounds": 1, "max_steps_per_round": 1})
     react = ScriptedLLM().enqueue(search("Ada Vellacott born"), ShortAnswer(answer="Jonas Pell"))
-    assert ReactAgent(react, orrin, settings.model_copy(update={"budget": budget})).run(CHOICE_Q).answer == "Jonas Pell"
+    assert (
+        ReactAgent(react, orrin, settings.model_copy(update={"budget": budget})).run(CHOICE_Q).answer
+        == "Jonas Pell"
+    )
     assert _answer_enum(react) == expected
     # ReAct's own finish is free text: an answer naming one option is that option
     react = ScriptedLLM().enqueue(finish("Ada Vellacott, born 1849"))
@@ -91,7 +114,9 @@ def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, or
         update(facts=["Ada Vellacott was born on 3 May 1849"], answer="Ada Vellacott"),
         final("Ada Vellacott", "E1"),
     )
-    agent = ResearchAgent(retrac, retrac, orrin, settings.model_copy(update={"budget": budget}), RunStore(settings.runs_db))
+    agent = ResearchAgent(
+        retrac, retrac, orrin, settings.model_copy(update={"budget": budget}), RunStore(settings.runs_db)
+    )
     # (who was born first is decided by code from the dates, with no final call: test_datecompare)
     result = [e for e in agent.ask("Who designed more lighthouses, Ada Vellacott or Jonas Pell?")][-1].result
     assert result.answer == "Ada Vellacott" and _answer_enum(retrac) == expected

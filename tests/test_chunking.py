@@ -30,8 +30,11 @@ def test_sentences_skip_blank_and_normalise_space() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000),
-       st.integers(5, 200), st.integers(0, 4))
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000),
+    st.integers(5, 200),
+    st.integers(0, 4),
+)
 def test_chunking_never_loses_text(text: str, size: int, overlap: int) -> None:
     spans = chunk_text(text, size=size, overlap=min(overlap, size - 1))
     words_in = text.split()

@@ -37,10 +37,22 @@ def test_ingest_search_and_incremental_json(runner: CliRunner, folder: Path, tmp
 
     hits = json.loads(invoke(runner, "search", "who founded the Gull Line", "-k", "1", "--json").stdout)
     assert len(hits) == 1
-    assert set(hits[0]) == {"doc_id", "chunk_id", "title", "section", "page", "source", "score", "more_in_document", "text"}
+    assert set(hits[0]) == {
+        "doc_id",
+        "chunk_id",
+        "title",
+        "section",
+        "page",
+        "source",
+        "score",
+        "more_in_document",
+        "text",
+    }
     assert hits[0]["doc_id"] == "ferry" and hits[0]["chunk_id"] == "ferry#0"
     for method in ("bm25", "vector"):
-        hits = json.loads(invoke(runner, "search", "Tessel Bridge length", "--method", method, "--json").stdout)
+        hits = json.loads(
+            invoke(runner, "search", "Tessel Bridge length", "--method", method, "--json").stdout
+        )
         assert hits[0]["doc_id"] == "bridge"
 
     queries = tmp_path / "queries.txt"
@@ -55,8 +67,9 @@ def test_ask_needs_a_corpus(runner: CliRunner) -> None:
     assert "no corpus in" in one_line_error(invoke(runner, "corpus", "stats"))
 
 
-def test_ask_names_a_missing_or_broken_model(runner: CliRunner, folder: Path, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ask_names_a_missing_or_broken_model(
+    runner: CliRunner, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     invoke(runner, "ingest", str(folder))
     monkeypatch.setenv("RETRAC_PLANNER__PATH", str(tmp_path / "missing.gguf"))
     assert "missing.gguf does not exist" in one_line_error(invoke(runner, "ask", "anything?"))
@@ -87,7 +100,8 @@ def test_models_and_config_errors(runner: CliRunner, monkeypatch: pytest.MonkeyP
 
 
 def test_a_truncated_model_or_a_context_too_small_fails_before_any_long_work(
-        runner: CliRunner, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner: CliRunner, folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     invoke(runner, "ingest", str(folder))
     from retrac_local.config import load_settings
 
@@ -102,7 +116,9 @@ def test_a_truncated_model_or_a_context_too_small_fails_before_any_long_work(
     assert "planner.n_ctx = 1024 is smaller than the prompts it must hold" in line
 
 
-def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin, capsys: pytest.CaptureFixture[str]) -> None:
+def test_events_are_json_lines_and_quiet_prints_only_the_answer(
+    settings, orrin, capsys: pytest.CaptureFixture[str]
+) -> None:
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.cli.main import _run
     from retrac_local.llm.fake import ScriptedLLM
@@ -110,16 +126,29 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
 
     def agent() -> ResearchAgent:
         llm = ScriptedLLM().enqueue(
-            constraints(), finish("Ada Vellacott"),  # after two searches by code
-            update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
-            final("Ada Vellacott", "E1"))
+            constraints(),
+            finish("Ada Vellacott"),  # after two searches by code
+            update(
+                facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"
+            ),
+            final("Ada Vellacott", "E1"),
+        )
         return ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
 
     _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "events")
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [e["event"] for e in lines] == ["RunStarted", "StepTaken", "StepTaken", "StepTaken", "RoundCompressed",
-                                           "Converged", "RunFinished"]
-    assert lines[1]["by"] == "code" and lines[1]["argument"] == "Who designed the Karn Point Lighthouse?"  # hop 0
+    assert [e["event"] for e in lines] == [
+        "RunStarted",
+        "StepTaken",
+        "StepTaken",
+        "StepTaken",
+        "RoundCompressed",
+        "Converged",
+        "RunFinished",
+    ]
+    assert (
+        lines[1]["by"] == "code" and lines[1]["argument"] == "Who designed the Karn Point Lighthouse?"
+    )  # hop 0
     assert lines[4]["prompt_tokens"] > 0 and lines[-1]["result"]["answer"] == "Ada Vellacott"
 
     _run(agent().ask("Who designed the Karn Point Lighthouse?"), False, "quiet")
@@ -127,11 +156,14 @@ def test_events_are_json_lines_and_quiet_prints_only_the_answer(settings, orrin,
     assert "round 1" not in out and "Answer: Ada Vellacott" in out
 
 
-def test_models_check_says_which_role_does_not_load(runner: CliRunner, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_models_check_says_which_role_does_not_load(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RETRAC_COMPRESSOR__PATH", str(tmp_path / "gone.gguf"))
     monkeypatch.setenv("RETRAC_PLANNER__URL", "http://127.0.0.1:9")
     rows = {r["role"]: r for r in json.loads(invoke(runner, "models", "--check", "--json").stdout)}
     assert rows["planner"]["server"] == "http://127.0.0.1:9" and rows["planner"]["loads"] is False
     assert "cannot reach the model server" in rows["planner"]["error"]
-    assert rows["compressor"]["present"] is False and "gone.gguf does not exist" in rows["compressor"]["error"]
+    assert (
+        rows["compressor"]["present"] is False and "gone.gguf does not exist" in rows["compressor"]["error"]
+    )

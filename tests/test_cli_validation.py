@@ -19,7 +19,9 @@ from retrac_local.runstore import RunStore
 from tests.test_cli import invoke, one_line_error
 
 
-@pytest.mark.parametrize("args", [["search", "x", "-k", "0"], ["search", "x", "-k", "-1"], ["ask", "q?", "--max-rounds", "0"]])
+@pytest.mark.parametrize(
+    "args", [["search", "x", "-k", "0"], ["search", "x", "-k", "-1"], ["ask", "q?", "--max-rounds", "0"]]
+)
 def test_out_of_range_numbers_are_refused_not_replaced(runner: CliRunner, args: list[str]) -> None:
     result = invoke(runner, *args)
     assert result.exit_code == 2 and "Invalid value" in result.output and "Traceback" not in result.output
@@ -31,9 +33,13 @@ def test_a_question_is_checked_before_any_model_loads(runner: CliRunner, folder:
     assert "is 100,000 characters long" in one_line_error(invoke(runner, "ask", "x" * 100_000))
 
 
-def test_ingest_fails_when_nothing_named_could_be_ingested(runner: CliRunner, folder: Path, tmp_path: Path) -> None:
+def test_ingest_fails_when_nothing_named_could_be_ingested(
+    runner: CliRunner, folder: Path, tmp_path: Path
+) -> None:
     result = invoke(runner, "ingest", str(tmp_path / "nowhere"), "--json")
-    assert result.exit_code == 1 and json.loads(result.stdout)["failed"][0]["error"] == "no such file or folder"
+    assert (
+        result.exit_code == 1 and json.loads(result.stdout)["failed"][0]["error"] == "no such file or folder"
+    )
     assert invoke(runner, "ingest", str(folder)).exit_code == 0  # one broken PDF among good files: success
     assert invoke(runner, "ingest", str(folder / "broken.pdf")).exit_code == 1
 
@@ -51,9 +57,21 @@ def test_search_queries_that_are_not_utf8_are_named(runner: CliRunner, folder: P
 def test_resuming_a_finished_run_says_so(runner: CliRunner, isolated_home: Path) -> None:
     store = RunStore(isolated_home / "runs.sqlite")
     run_id = store.create_run("What?", {"question": "What?", "evidence": []}, {})
-    result = {"run_id": run_id, "question": "What?", "status": "answered", "answer": "42", "citations": [], "rounds": 1,
-              "stop_reason": "answered", "llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1,
-              "peak_prompt_tokens": 1, "seconds": 1.0, "llm_seconds": 1.0}
+    result = {
+        "run_id": run_id,
+        "question": "What?",
+        "status": "answered",
+        "answer": "42",
+        "citations": [],
+        "rounds": 1,
+        "stop_reason": "answered",
+        "llm_calls": 1,
+        "prompt_tokens": 1,
+        "completion_tokens": 1,
+        "peak_prompt_tokens": 1,
+        "seconds": 1.0,
+        "llm_seconds": 1.0,
+    }
     store.finish_run(run_id, "answered", "42", result, [])
     store.close()
     output = CliRunner().invoke(cli, ["resume", run_id]).output
@@ -62,7 +80,9 @@ def test_resuming_a_finished_run_says_so(runner: CliRunner, isolated_home: Path)
 
 def test_a_mistyped_environment_variable_is_named(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RETRAC_BUGDET__MAX_ROUNDS", "2")
-    assert "unknown setting(s) in the environment: RETRAC_BUGDET__MAX_ROUNDS" in one_line_error(invoke(runner, "models"))
+    assert "unknown setting(s) in the environment: RETRAC_BUGDET__MAX_ROUNDS" in one_line_error(
+        invoke(runner, "models")
+    )
 
 
 def test_a_second_ingest_into_the_same_collection_stops_with_a_clear_message(tmp_path: Path) -> None:
@@ -88,6 +108,9 @@ def test_an_error_in_the_middle_of_a_run_is_one_line_that_says_how_to_continue()
         yield RunStarted("20261130-000000-abcdef", "q?")
         raise ModelError("cannot reach the model server http://127.0.0.1:9")
 
-    with pytest.raises(click.ClickException, match=r"http://127.0.0.1:9 \(the run's finished rounds are saved: "
-                                                   r"`retrac resume 20261130-000000-abcdef` continues it"):
+    with pytest.raises(
+        click.ClickException,
+        match=r"http://127.0.0.1:9 \(the run's finished rounds are saved: "
+        r"`retrac resume 20261130-000000-abcdef` continues it",
+    ):
         _run(events(), as_json=False, mode="quiet")

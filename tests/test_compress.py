@@ -39,7 +39,9 @@ def apply(prev: ResearchState, **kw):
 
 
 def test_facts_are_grounded_in_the_sentence_that_states_them() -> None:
-    new, problems = apply(state(), facts=["Ada Vellacott was born on 3 May 1849", "Ada Vellacott designed the tower"])
+    new, problems = apply(
+        state(), facts=["Ada Vellacott was born on 3 May 1849", "Ada Vellacott designed the tower"]
+    )
     assert problems == []
     born, designed = new.evidence
     assert (born.source, born.quote, born.verified) == ("ada#0", ADA.text, "yes")
@@ -48,7 +50,9 @@ def test_facts_are_grounded_in_the_sentence_that_states_them() -> None:
 
 
 def test_invented_names_and_changed_numbers_are_rejected() -> None:
-    new, problems = apply(state(), facts=["Jonas Pell designed the tower", "Ada Vellacott was born on 3 May 1848"])
+    new, problems = apply(
+        state(), facts=["Jonas Pell designed the tower", "Ada Vellacott was born on 3 May 1848"]
+    )
     assert new.evidence == []
     assert len(problems) == 2 and all("no sentence found" in p for p in problems)
 
@@ -63,7 +67,9 @@ def test_a_bare_title_as_a_fact_becomes_that_documents_statement() -> None:
     (fact,) = new.evidence
     assert (fact.fact, fact.quote, fact.source, fact.verified) == (opera.text, opera.text, "rio#0", "yes")
     # a title no sentence of the round belongs to states nothing: rejected, as before
-    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=["Drennick Abbey"])), sentences, 1, [])
+    new, problems = apply_update(
+        state(), StateUpdate.model_validate(update(facts=["Drennick Abbey"])), sentences, 1, []
+    )
     assert new.evidence == [] and len(problems) == 1
 
 
@@ -71,12 +77,16 @@ def test_a_fact_the_state_already_holds_is_not_asked_for_again() -> None:
     first, _ = apply(state(), facts=["Ada Vellacott was born on 3 May 1849"])
     later = [Sentence(KARN, KARN.text)]  # a later round: the birth sentence is not among its texts
     restated = "Ada Vellacott was born on 3 May 1849, while the tower was designed by the civil engineer Ada Vellacott"
-    for facts, sources in ((["Ada Vellacott was born on 3 May 1849"], ["ada#0"]), ([restated], ["ada#0", "karn#0"])):
+    for facts, sources in (
+        (["Ada Vellacott was born on 3 May 1849"], ["ada#0"]),
+        ([restated], ["ada#0", "karn#0"]),
+    ):
         new, problems = apply_update(first, StateUpdate.model_validate(update(facts=facts)), later, 2, [])
         assert problems == []  # no retry for a restatement; the new part of a compound fact is added
         assert [e.source for e in new.evidence] == sources
-    new, problems = apply_update(first, StateUpdate.model_validate(update(facts=["Ada Vellacott was born in 1848"])),
-                                 later, 2, [])
+    new, problems = apply_update(
+        first, StateUpdate.model_validate(update(facts=["Ada Vellacott was born in 1848"])), later, 2, []
+    )
     assert "no sentence found" in problems[0] and len(new.evidence) == 1  # a changed number is still refused
 
 
@@ -92,8 +102,10 @@ def test_duplicate_evidence_is_merged() -> None:
 
 
 def test_verified_evidence_dropped_without_new_evidence_is_restored() -> None:
-    prev = state(evidence=[Evidence(id="E1", fact="born 1849", source="ada#0", quote=ADA.text, verified="yes")],
-                 iteration=1)
+    prev = state(
+        evidence=[Evidence(id="E1", fact="born 1849", source="ada#0", quote=ADA.text, verified="yes")],
+        iteration=1,
+    )
     update_ = StateUpdate.model_validate(update(drop=["E1"]))
     new, problems = apply_update(prev, update_, [], 2, [])
     assert [e.id for e in new.evidence] == ["E1"]
@@ -101,21 +113,31 @@ def test_verified_evidence_dropped_without_new_evidence_is_restored() -> None:
 
 
 def test_unverified_evidence_may_be_dropped() -> None:
-    prev = state(evidence=[Evidence(id="E1", fact="x", source="ada#0", quote=ADA.text, verified="partial")], iteration=1)
+    prev = state(
+        evidence=[Evidence(id="E1", fact="x", source="ada#0", quote=ADA.text, verified="partial")],
+        iteration=1,
+    )
     new, problems = apply_update(prev, StateUpdate.model_validate(update(drop=["E1"])), [], 2, [])
     assert new.evidence == [] and problems == []
 
 
 def test_previous_answer_kept_when_model_writes_none_and_failures_accumulate() -> None:
     prev = state(answer="1849", failures=["search('x'): no results"], iteration=1)
-    new, _ = apply_update(prev, StateUpdate.model_validate(update(failures=["nothing on Orley"])), [], 2,
-                          ["search('y'): no results"])
+    new, _ = apply_update(
+        prev,
+        StateUpdate.model_validate(update(failures=["nothing on Orley"])),
+        [],
+        2,
+        ["search('y'): no results"],
+    )
     assert new.answer == "1849"
     assert new.failures == ["search('x'): no results", "search('y'): no results", "nothing on Orley"]
 
 
 def record_with(*chunks: Chunk) -> RoundRecord:
-    return RoundRecord(1, steps=[Step(1, "designer", "search", "Karn Point designer", "…", chunks=list(chunks))])
+    return RoundRecord(
+        1, steps=[Step(1, "designer", "search", "Karn Point designer", "…", chunks=list(chunks))]
+    )
 
 
 def test_compression_retries_with_the_problems_then_keeps_what_is_valid() -> None:
@@ -124,7 +146,9 @@ def test_compression_retries_with_the_problems_then_keeps_what_is_valid() -> Non
         update(facts=["Jonas Pell designed the tower", "Ada Vellacott designed the tower"]),
         update(facts=["Jonas Pell designed the tower", "Ada Vellacott designed the tower"]),
     )
-    outcome = compress(llm, state(), record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200)
+    outcome = compress(
+        llm, state(), record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200
+    )
     assert len(llm.calls) == 3
     assert "no sentence found" in llm.calls[1].messages[-1]["content"]  # the error went back to the model
     assert [e.source for e in outcome.state.evidence] == ["karn#0"]
@@ -135,14 +159,18 @@ def test_compression_retries_with_the_problems_then_keeps_what_is_valid() -> Non
 def test_unparseable_or_truncated_output_keeps_the_previous_state() -> None:
     llm = ScriptedLLM(truncate_after=20).enqueue(*[update(facts=["Ada Vellacott designed the tower"])] * 3)
     prev = state(answer="maybe", iteration=0)
-    outcome = compress(llm, prev, record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200)
+    outcome = compress(
+        llm, prev, record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200
+    )
     assert outcome.failed and len(llm.calls) == 3
     assert outcome.state.answer == "maybe" and outcome.state.iteration == 1
     assert "compression failed" in outcome.state.failures[-1]
 
 
 def test_compressor_sees_relevant_sentences_not_headings() -> None:
-    noise = chunk("noise", "Weather", "# Weather\n\nIt rains a lot in the isles. Snow is rare and seldom lies long.")
+    noise = chunk(
+        "noise", "Weather", "# Weather\n\nIt rains a lot in the isles. Snow is rare and seldom lies long."
+    )
     text, left_out, shown = render_for_compression(record_with(noise, KARN, ADA), Q, max_sentences=2)
     assert [s.chunk.doc_id for s in shown] == ["karn", "ada"]
     assert "# Weather" not in text and left_out == 2
@@ -150,10 +178,21 @@ def test_compressor_sees_relevant_sentences_not_headings() -> None:
 
 
 def test_state_is_shrunk_to_its_budget_keeping_verified_evidence() -> None:
-    evidence = [Evidence(id=f"E{i}", fact=f"fact {i} " * 10, source="ada#0", quote=ADA.text,
-                         verified="yes" if i == 1 else "partial") for i in range(1, 6)]
-    big = state(evidence=evidence, failures=[f"dead end {i} " * 10 for i in range(6)],
-                uncertainties=[f"open {i} " * 10 for i in range(3)])
+    evidence = [
+        Evidence(
+            id=f"E{i}",
+            fact=f"fact {i} " * 10,
+            source="ada#0",
+            quote=ADA.text,
+            verified="yes" if i == 1 else "partial",
+        )
+        for i in range(1, 6)
+    ]
+    big = state(
+        evidence=evidence,
+        failures=[f"dead end {i} " * 10 for i in range(6)],
+        uncertainties=[f"open {i} " * 10 for i in range(3)],
+    )
     count = ScriptedLLM().count_tokens
     small = bound_size(big, 250, count)
     assert count(small.render()) <= 250
@@ -168,7 +207,9 @@ def test_memory_corpus_is_a_working_fake(orrin: MemoryCorpus) -> None:
 
 
 def test_an_over_long_round_keeps_its_start_and_latest_steps_and_says_what_was_cut() -> None:
-    record = RoundRecord(1, [Step(i, "", "search", f"query {i}", "", error="no results") for i in range(1, 13)])
+    record = RoundRecord(
+        1, [Step(i, "", "search", f"query {i}", "", error="no results") for i in range(1, 13)]
+    )
     text, _, _ = render_for_compression(record, Q, max_sentences=5)
     shown = [line for line in text.splitlines() if line[:1].isdigit()]
     assert [line.split(".")[0] for line in shown] == ["1", "2", "7", "8", "9", "10", "11", "12"]
@@ -182,29 +223,61 @@ def test_the_compressor_is_told_how_many_sentences_were_left_out() -> None:
 
 
 def test_an_answer_not_connected_to_the_question_gets_an_open_question_from_code() -> None:
-    jonas = Evidence(id="E1", fact="Jonas Pell was born in 1856", source="jonas-pell#0", title="Jonas Pell (engineer)",
-                     quote="Jonas Pell was a lighthouse engineer born in 1856.", verified="yes", round=1)
+    jonas = Evidence(
+        id="E1",
+        fact="Jonas Pell was born in 1856",
+        source="jonas-pell#0",
+        title="Jonas Pell (engineer)",
+        quote="Jonas Pell was a lighthouse engineer born in 1856.",
+        verified="yes",
+        round=1,
+    )
     flagged = flag_unconnected(state().model_copy(update={"answer": "1856", "evidence": [jonas]}))
     assert flagged.uncertainties[0].startswith("No verified evidence mentions Karn Point Lighthouse yet")
-    designer = Evidence(id="E2", fact="The tower was designed by Ada Vellacott", source="karn#0", title="Karn Point Lighthouse",
-                        quote=KARN.text, verified="yes", round=1)
+    designer = Evidence(
+        id="E2",
+        fact="The tower was designed by Ada Vellacott",
+        source="karn#0",
+        title="Karn Point Lighthouse",
+        quote=KARN.text,
+        verified="yes",
+        round=1,
+    )
     wrong_chain = state().model_copy(update={"answer": "1856", "evidence": [jonas, designer]})
     gap = flag_unconnected(wrong_chain).uncertainties[0]
-    assert "is not linked to what the evidence says about Karn Point Lighthouse. It names Ada Vellacott" in gap
-    born = Evidence(id="E3", fact="She was born on 3 May 1849", source="ada#0", title="Ada Vellacott",
-                    quote=ADA.text, verified="yes", round=1)
+    assert (
+        "is not linked to what the evidence says about Karn Point Lighthouse. It names Ada Vellacott" in gap
+    )
+    born = Evidence(
+        id="E3",
+        fact="She was born on 3 May 1849",
+        source="ada#0",
+        title="Ada Vellacott",
+        quote=ADA.text,
+        verified="yes",
+        round=1,
+    )
     right_chain = state().model_copy(update={"answer": "1849", "evidence": [jonas, designer, born]})
     assert flag_unconnected(right_chain).uncertainties == []
 
 
 def test_code_adds_the_first_hop_when_the_model_skipped_it() -> None:
-    update_only_jonas = StateUpdate.model_validate(update(facts=["Jonas Pell was born in 1856"], answer="1856"))
-    jonas = chunk("jonas-pell", "Jonas Pell (engineer)", "Jonas Pell was a lighthouse engineer born in 1856 in Orley.")
+    update_only_jonas = StateUpdate.model_validate(
+        update(facts=["Jonas Pell was born in 1856"], answer="1856")
+    )
+    jonas = chunk(
+        "jonas-pell", "Jonas Pell (engineer)", "Jonas Pell was a lighthouse engineer born in 1856 in Orley."
+    )
     sentences = SENTENCES + [Sentence(jonas, jonas.text)]
     new, _ = apply_update(state(), update_only_jonas, sentences, 1, [])
     anchored = add_anchor(new, sentences, 1)
     added = anchored.evidence[-1]
-    assert (added.source, added.quote, added.verified, added.title) == ("karn#0", KARN.text, "yes", KARN.title)
+    assert (added.source, added.quote, added.verified, added.title) == (
+        "karn#0",
+        KARN.text,
+        "yes",
+        KARN.title,
+    )
     assert add_anchor(anchored, sentences, 1) == anchored  # once there is a first hop, code adds nothing
 
 
@@ -213,9 +286,14 @@ def test_a_compound_fact_is_grounded_part_by_part() -> None:
     sentences = [*SENTENCES, Sentence(jonas, jonas.text)]
     both = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1856"
     new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[both])), sentences, 1, [])
-    assert problems == [] and [(e.source, e.quote) for e in new.evidence] == [("ada#0", ADA.text), ("jonas#0", jonas.text)]
+    assert problems == [] and [(e.source, e.quote) for e in new.evidence] == [
+        ("ada#0", ADA.text),
+        ("jonas#0", jonas.text),
+    ]
     half_made_up = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1901"
-    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, [])
+    new, problems = apply_update(
+        state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, []
+    )
     assert new.evidence == [] and "no sentence found" in problems[0]  # one invented part rejects the whole
 
 
@@ -227,9 +305,14 @@ def test_an_answer_no_stated_fact_supports_gets_the_sentence_that_states_it() ->
     assert [(e.source, e.quote, e.verified) for e in new.evidence] == [("film#0", film.text, "yes")]
     assert add_answer_quote(new, shown, 2) == new  # stated already: nothing added
     # A conclusion naming the answer and citing other evidence is no quote of it.
-    concluded = ResearchState(question=q, answer="Wilma Orrick", evidence=[Evidence(
-        id="E1", fact="an album", source="karn#0", quote=KARN.text, verified="yes")], conclusions=[
-        Conclusion(text="The film was directed by Wilma Orrick", evidence_ids=["E1"], inference=True)])
+    concluded = ResearchState(
+        question=q,
+        answer="Wilma Orrick",
+        evidence=[Evidence(id="E1", fact="an album", source="karn#0", quote=KARN.text, verified="yes")],
+        conclusions=[
+            Conclusion(text="The film was directed by Wilma Orrick", evidence_ids=["E1"], inference=True)
+        ],
+    )
     assert [e.source for e in add_answer_quote(concluded, shown, 1).evidence] == ["karn#0", "film#0"]
     invented = ResearchState(question=q, answer="Larry Buchanan")
     assert add_answer_quote(invented, shown, 1).evidence == []  # no sentence states it: it stays unsupported

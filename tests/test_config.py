@@ -17,7 +17,9 @@ def test_defaults_and_paths(isolated_home: Path) -> None:
 
 def test_file_then_environment_then_overrides(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     isolated_home.mkdir(parents=True)
-    (isolated_home / "config.toml").write_text("[budget]\nmax_rounds = 7\nmax_steps_per_round = 5\n[retrieval]\nk = 9\n")
+    (isolated_home / "config.toml").write_text(
+        "[budget]\nmax_rounds = 7\nmax_steps_per_round = 5\n[retrieval]\nk = 9\n"
+    )
     monkeypatch.setenv("RETRAC_BUDGET__MAX_STEPS_PER_ROUND", "2")
     s = load_settings(retrieval={"k": 3})
     assert s.budget.max_rounds == 7  # file
@@ -38,7 +40,9 @@ def test_wrong_type_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         load_settings()
 
 
-def test_invalid_toml_and_missing_explicit_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_invalid_toml_and_missing_explicit_file(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text("[budget\n")
     with pytest.raises(ConfigError, match="not valid TOML"):
@@ -53,8 +57,9 @@ def test_explicit_model_path_wins(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     assert load_settings().model_path("compressor") == tmp_path / "small.gguf"
 
 
-def test_config_init_writes_every_setting_commented_and_show_names_sources(isolated_home: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_config_init_writes_every_setting_commented_and_show_names_sources(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from click.testing import CliRunner
 
     from retrac_local.cli.main import cli
@@ -75,7 +80,11 @@ def test_config_init_writes_every_setting_commented_and_show_names_sources(isola
     monkeypatch.setenv("RETRAC_RETRIEVAL__K", "5")
     rows = {r["name"]: r for r in json.loads(runner.invoke(cli, ["config", "show", "--json"]).stdout)}
     assert rows["budget.max_rounds"]["value"] == 7 and rows["budget.max_rounds"]["source"] == f"file {path}"
-    assert rows["retrieval.k"] == {"name": "retrieval.k", "value": 5, "source": "environment RETRAC_RETRIEVAL__K"}
+    assert rows["retrieval.k"] == {
+        "name": "retrieval.k",
+        "value": 5,
+        "source": "environment RETRAC_RETRIEVAL__K",
+    }
     assert rows["budget.max_steps_per_round"]["source"] == "default"
 
 

@@ -21,8 +21,13 @@ pytestmark = pytest.mark.slow  # real processes: the mount must be free of open 
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     mount = tmp_path / "disk"
     mount.mkdir()
-    if shutil.which("mount") is None or subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], capture_output=True).returncode != 0:
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a small tmpfs here (needs root)")
     try:
         yield mount
@@ -37,8 +42,13 @@ def remount(mount: Path, options: str) -> None:
 def retrac(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
     env |= {"RETRAC_HOME": str(home), "RETRAC_RETRIEVAL__EMBEDDER": "hashing"}
-    return subprocess.run([sys.executable, "-m", "retrac_local.cli.main", *args], env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "retrac_local.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def one_line(result: subprocess.CompletedProcess[str]) -> str:
@@ -62,4 +72,6 @@ def test_full_disk_then_read_only_home(small_disk: Path) -> None:
     remount(small_disk, "ro")
     assert "cannot write" in one_line(retrac(home, "ingest", str(DEMO_DOCS.parent / "questions.jsonl")))
     assert "cannot open the run store" in one_line(retrac(home, "ask", "Who founded the Gull Line?"))
-    assert '"chunks": 22' in retrac(home, "corpus", "stats", "--json").stdout  # what was stored is still there
+    assert (
+        '"chunks": 22' in retrac(home, "corpus", "stats", "--json").stdout
+    )  # what was stored is still there

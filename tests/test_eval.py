@@ -30,6 +30,7 @@ Q = "In which year was the engineer who designed the Karn Point Lighthouse born?
 
 # -- scoring ----------------------------------------------------------------------------------------
 
+
 def test_scores_follow_the_squad_normalisation() -> None:
     assert normalize_answer("The  Eiffel Tower!") == "eiffel tower"
     assert exact_match("the Eiffel tower", "Eiffel Tower.") == 1.0
@@ -43,9 +44,12 @@ def test_scores_follow_the_squad_normalisation() -> None:
 
 # -- questions ------------------------------------------------------------------------------------
 
+
 def test_questions_load_with_offset_and_limit_and_bad_lines_are_named(tmp_path: Path) -> None:
     path = tmp_path / "q.jsonl"
-    rows = [{"id": f"q{i}", "question": f"question {i}?", "answers": [str(i)], "type": "bridge"} for i in range(5)]
+    rows = [
+        {"id": f"q{i}", "question": f"question {i}?", "answers": [str(i)], "type": "bridge"} for i in range(5)
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
     assert [q.id for q in load_questions(path, offset=1, limit=2)] == ["q1", "q2"]
     path.write_text(json.dumps(rows[0]) + "\n" + '{"id": "q9", "question": "no answers"}\n')
@@ -54,9 +58,12 @@ def test_questions_load_with_offset_and_limit_and_bad_lines_are_named(tmp_path: 
     path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[0]) + "\n")
     with pytest.raises(RetracError, match="'q0' occurs more than once"):
         load_questions(path)
-    for bad, why in (('["q", "a"]', "a JSON list, not an object"), ('{"id": "q", "question": 42, "answers": ["a"]}', "question"),
-                     ('{"id": "q", "question": "q?", "answers": ["a"], "supporting_doc_ids": "d1"}', "supporting_doc_ids"),
-                     ('{"id": "q", "question": "q?", "answers": "a"}', "answers")):
+    for bad, why in (
+        ('["q", "a"]', "a JSON list, not an object"),
+        ('{"id": "q", "question": 42, "answers": ["a"]}', "question"),
+        ('{"id": "q", "question": "q?", "answers": ["a"], "supporting_doc_ids": "d1"}', "supporting_doc_ids"),
+        ('{"id": "q", "question": "q?", "answers": "a"}', "answers"),
+    ):
         path.write_text(bad + "\n")
         with pytest.raises(RetracError, match=f"line 1: not a question record.*{why}"):
             load_questions(path)
@@ -66,10 +73,19 @@ def test_questions_load_with_offset_and_limit_and_bad_lines_are_named(tmp_path: 
 
 # -- the baselines ----------------------------------------------------------------------------------
 
-def test_react_keeps_every_observation_in_one_growing_conversation(settings: Settings, orrin: MemoryCorpus) -> None:
-    llm = ScriptedLLM().enqueue(search("Karn Point Lighthouse designer"), search("Ada Vellacott born"), finish("1849"))
+
+def test_react_keeps_every_observation_in_one_growing_conversation(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    llm = ScriptedLLM().enqueue(
+        search("Karn Point Lighthouse designer"), search("Ada Vellacott born"), finish("1849")
+    )
     result = ReactAgent(llm, orrin, settings).run(Q)
-    assert result.answer == "1849" and result.status == RunStatus.ANSWERED and result.stop_reason == "planner-finished"
+    assert (
+        result.answer == "1849"
+        and result.status == RunStatus.ANSWERED
+        and result.stop_reason == "planner-finished"
+    )
     assert result.rounds == 2 and result.llm_calls == 3
     last = llm.calls[-1].messages
     assert len(last) == 6 and "Ada Vellacott" in last[3]["content"] and "1849" in last[5]["content"]
@@ -78,16 +94,29 @@ def test_react_keeps_every_observation_in_one_growing_conversation(settings: Set
     assert "ada-vellacott#0" in result.retrieved and result.citations == []
 
 
-def test_react_is_forced_to_answer_when_the_step_budget_is_spent(settings: Settings, orrin: MemoryCorpus) -> None:
-    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_rounds": 1, "max_steps_per_round": 2})})
+def test_react_is_forced_to_answer_when_the_step_budget_is_spent(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    settings = settings.model_copy(
+        update={"budget": settings.budget.model_copy(update={"max_rounds": 1, "max_steps_per_round": 2})}
+    )
     llm = ScriptedLLM().enqueue(search("Karn Point"), search("Ada Vellacott"), ShortAnswer(answer="1849"))
     result = ReactAgent(llm, orrin, settings).run(Q)
-    assert result.answer == "1849" and result.status == RunStatus.BUDGET_EXHAUSTED and result.stop_reason == "budget-steps"
-    assert llm.calls[-1].schema is ShortAnswer and "No tool calls are left" in llm.calls[-1].messages[-1]["content"]
+    assert (
+        result.answer == "1849"
+        and result.status == RunStatus.BUDGET_EXHAUSTED
+        and result.stop_reason == "budget-steps"
+    )
+    assert (
+        llm.calls[-1].schema is ShortAnswer
+        and "No tool calls are left" in llm.calls[-1].messages[-1]["content"]
+    )
 
 
 def test_react_answers_before_the_context_overflows(settings: Settings, orrin: MemoryCorpus) -> None:
-    queries = iter(["Karn Point Lighthouse", "Ada Vellacott", "Jonas Pell", "lighthouse engineer", "Port Saltry"] * 4)
+    queries = iter(
+        ["Karn Point Lighthouse", "Ada Vellacott", "Jonas Pell", "lighthouse engineer", "Port Saltry"] * 4
+    )
 
     def act(messages, schema):  # searches until the agent asks for the answer
         return ShortAnswer(answer="1849") if schema is ShortAnswer else search(next(queries))
@@ -99,8 +128,12 @@ def test_react_answers_before_the_context_overflows(settings: Settings, orrin: M
     assert result.peak_prompt_tokens + settings.sampling.answer_max_tokens <= 900
 
 
-def test_react_refuses_an_early_finish_under_a_long_horizon_budget(settings: Settings, orrin: MemoryCorpus) -> None:
-    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"min_tool_calls": 2})})
+def test_react_refuses_an_early_finish_under_a_long_horizon_budget(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    settings = settings.model_copy(
+        update={"budget": settings.budget.model_copy(update={"min_tool_calls": 2})}
+    )
     llm = ScriptedLLM().enqueue(finish("1856"), search("Karn Point"), search("Ada Vellacott"), finish("1849"))
     result = ReactAgent(llm, orrin, settings).run(Q)
     assert result.answer == "1849" and result.rounds == 2
@@ -117,15 +150,35 @@ def test_rag_answers_once_from_the_top_chunks(settings: Settings, orrin: MemoryC
 
 # -- the harness ----------------------------------------------------------------------------------
 
+
 def _result(answer: str, prompt_tokens: list[int], retrieved: list[str]) -> RunResult:
-    calls = [{"purpose": "action", "prompt_tokens": p, "cached_tokens": 0, "completion_tokens": 10, "seconds": 0.1}
-             for p in prompt_tokens]
-    return RunResult("r", "q", RunStatus.ANSWERED, answer, [], 1, "x", len(calls), sum(prompt_tokens),
-                     10 * len(calls), max(prompt_tokens), 1.0, 0.3, calls, retrieved)
+    calls = [
+        {"purpose": "action", "prompt_tokens": p, "cached_tokens": 0, "completion_tokens": 10, "seconds": 0.1}
+        for p in prompt_tokens
+    ]
+    return RunResult(
+        "r",
+        "q",
+        RunStatus.ANSWERED,
+        answer,
+        [],
+        1,
+        "x",
+        len(calls),
+        sum(prompt_tokens),
+        10 * len(calls),
+        max(prompt_tokens),
+        1.0,
+        0.3,
+        calls,
+        retrieved,
+    )
 
 
-QUESTIONS = [EvalQuestion("a", "qa?", ["Paris"], ["d1", "d2"], "bridge"),
-             EvalQuestion("b", "qb?", ["yes"], ["d3"], "comparison")]
+QUESTIONS = [
+    EvalQuestion("a", "qa?", ["Paris"], ["d1", "d2"], "bridge"),
+    EvalQuestion("b", "qb?", ["yes"], ["d3"], "comparison"),
+]
 
 
 def test_the_harness_writes_each_result_and_continues_where_it_stopped(tmp_path: Path) -> None:
@@ -151,20 +204,29 @@ def test_the_harness_writes_each_result_and_continues_where_it_stopped(tmp_path:
     assert ran == ["a", "a", "b", "b"]  # only the missing pair ran
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 4 and rows[0]["f1"] == 1.0 and rows[0]["doc_recall"] == 0.5
-    assert rows[0]["retrieved_doc_ids"] == ["d1", "d3"] and [c["prompt_tokens"] for c in rows[0]["calls"]] == [100, 200]
+    assert rows[0]["retrieved_doc_ids"] == ["d1", "d3"] and [
+        c["prompt_tokens"] for c in rows[0]["calls"]
+    ] == [100, 200]
     with pytest.raises(RetracError, match="other settings \\(x differ\\)"):
         Evaluation(out, {"x": 2})
     assert len(Evaluation(out, {"x": 2}, check=False).rows) == 4  # redrawing the report runs nothing: allowed
 
 
 def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None:
-    rows = [score(QUESTIONS[0], "retrac", _result("Paris", [300, 310, 305], ["d1#0", "d2#0"])),
-            score(QUESTIONS[0], "react", _result("London", [300, 900, 1500], ["d1#0"])),
-            score(QUESTIONS[1], "retrac", _result("yes", [300], []))]  # react has not run b yet
+    rows = [
+        score(QUESTIONS[0], "retrac", _result("Paris", [300, 310, 305], ["d1#0", "d2#0"])),
+        score(QUESTIONS[0], "react", _result("London", [300, 900, 1500], ["d1#0"])),
+        score(QUESTIONS[1], "retrac", _result("yes", [300], [])),
+    ]  # react has not run b yet
     summary = summarize(rows, ["retrac", "react"])
     assert summary["questions"] == 1
     retrac, react = summary["modes"]["retrac"], summary["modes"]["react"]
-    assert retrac["f1"] == 1.0 and react["f1"] == 0.0 and retrac["doc_recall"] == 1.0 and react["doc_recall"] == 0.5
+    assert (
+        retrac["f1"] == 1.0
+        and react["f1"] == 0.0
+        and retrac["doc_recall"] == 1.0
+        and react["doc_recall"] == 0.5
+    )
     assert retrac["peak_prompt_tokens"] == 310 and react["max_prompt_tokens"] == 1500
     assert summary["by_type"]["bridge"]["retrac"]["n"] == 1
     assert context_by_call(rows, "react") == [(1, 300.0, 1), (2, 900.0, 1), (3, 1500.0, 1)]
@@ -177,12 +239,26 @@ def test_the_report_compares_modes_on_the_same_questions(tmp_path: Path) -> None
 
 def test_the_report_gives_ratios_and_the_prompt_by_round(tmp_path: Path) -> None:
     retrac = _result("Paris", [100, 300, 500, 700, 710, 320, 720, 400], ["d1#0"])
-    purposes = ["constraints", "action", "action", "compress", "compress", "action", "compress", "finalize"]  # a retry
+    purposes = [
+        "constraints",
+        "action",
+        "action",
+        "compress",
+        "compress",
+        "action",
+        "compress",
+        "finalize",
+    ]  # a retry
     retrac.calls = [dict(c, purpose=p) for c, p in zip(retrac.calls, purposes, strict=True)]
-    rows = [score(QUESTIONS[0], "retrac", retrac), score(QUESTIONS[0], "react", _result("Paris", [300, 900, 1500], []))]
+    rows = [
+        score(QUESTIONS[0], "retrac", retrac),
+        score(QUESTIONS[0], "react", _result("Paris", [300, 900, 1500], [])),
+    ]
     summary = summarize(rows, ["retrac", "react"])
-    assert summary["retrac_by_round"] == [{"round": 1, "questions": 1, "largest_prompt": 710, "first_prompt": 300},
-                                          {"round": 2, "questions": 1, "largest_prompt": 720, "first_prompt": 320}]
+    assert summary["retrac_by_round"] == [
+        {"round": 1, "questions": 1, "largest_prompt": 710, "first_prompt": 300},
+        {"round": 2, "questions": 1, "largest_prompt": 720, "first_prompt": 320},
+    ]
     vs = summary["retrac_vs"]["react"]
     assert vs["peak_prompt_ratio"] == round(720 / 1500, 3) and vs["f1_diff"] == 0.0
     assert vs["total_tokens_ratio"] == round((3750 + 80) / (2700 + 30), 3)
@@ -205,24 +281,43 @@ def _package(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_each_mode_is_hashed_over_the_code_it_imports(tmp_path: Path) -> None:
-    root = _package(tmp_path / "retrac_local", {
-        "__init__.py": "", "agent/__init__.py": "", "config.py": "x = 1\n",
-        "agent/loop.py": "from retrac_local.agent import policy\nprompts.render('finalize', a=1)\n",
-        "agent/react.py": "def f():\n    from retrac_local.agent.policy import X\n",
-        "agent/rag.py": "import retrac_local.config\n", "agent/policy.py": "X = 1\n", "api.py": "",
-        "prompts/finalize.j2": "Answer.", "prompts/other.j2": "Other.", "bench/speed.py": "x = 1\n",
-    })
+    root = _package(
+        tmp_path / "retrac_local",
+        {
+            "__init__.py": "",
+            "agent/__init__.py": "",
+            "config.py": "x = 1\n",
+            "agent/loop.py": "from retrac_local.agent import policy\nprompts.render('finalize', a=1)\n",
+            "agent/react.py": "def f():\n    from retrac_local.agent.policy import X\n",
+            "agent/rag.py": "import retrac_local.config\n",
+            "agent/policy.py": "X = 1\n",
+            "api.py": "",
+            "prompts/finalize.j2": "Answer.",
+            "prompts/other.j2": "Other.",
+            "bench/speed.py": "x = 1\n",
+        },
+    )
     for name in ("llm", "corpus"):
         (root / name).mkdir()
     before = {m: mode_version.__wrapped__(m, root) for m in ("retrac", "react", "rag")}
     names = {p.relative_to(root).as_posix() for p in closure(("retrac_local.agent.loop",), root)}
-    assert names == {"__init__.py", "agent/__init__.py", "agent/loop.py", "agent/policy.py", "prompts/finalize.j2"}
+    assert names == {
+        "__init__.py",
+        "agent/__init__.py",
+        "agent/loop.py",
+        "agent/policy.py",
+        "prompts/finalize.j2",
+    }
     (root / "bench/speed.py").write_text("x = 2\n")
     (root / "prompts/other.j2").write_text("Changed.")
     assert {m: mode_version.__wrapped__(m, root) for m in before} == before  # code no mode answers with
     (root / "prompts/finalize.j2").write_text("Answer briefly.")
     after = {m: mode_version.__wrapped__(m, root) for m in before}
-    assert after["retrac"] != before["retrac"] and after["react"] == before["react"] and after["rag"] == before["rag"]
+    assert (
+        after["retrac"] != before["retrac"]
+        and after["react"] == before["react"]
+        and after["rag"] == before["rag"]
+    )
     (root / "agent/policy.py").write_text("X = 2\n")  # imported inside a function by react
     assert mode_version.__wrapped__("react", root) != before["react"]
     assert mode_version.__wrapped__("rag", root) == before["rag"]
@@ -231,15 +326,25 @@ def test_each_mode_is_hashed_over_the_code_it_imports(tmp_path: Path) -> None:
 def test_a_comment_a_docstring_or_the_layout_does_not_change_a_modes_version(tmp_path: Path) -> None:
     from retrac_local.eval.codehash import legacy_version
 
-    root = _package(tmp_path / "retrac_local", {
-        "__init__.py": "", "agent/__init__.py": "", "config.py": "", "api.py": "", "agent/react.py": "", "agent/rag.py": "",
-        "agent/loop.py": '"""The loop."""\n\n\ndef step(x):\n    """One step."""\n    return x + 1  # add one\n',
-    })
+    root = _package(
+        tmp_path / "retrac_local",
+        {
+            "__init__.py": "",
+            "agent/__init__.py": "",
+            "config.py": "",
+            "api.py": "",
+            "agent/react.py": "",
+            "agent/rag.py": "",
+            "agent/loop.py": '"""The loop."""\n\n\ndef step(x):\n    """One step."""\n    return x + 1  # add one\n',
+        },
+    )
     for name in ("llm", "corpus"):
         (root / name).mkdir()
     before, legacy = mode_version.__wrapped__("retrac", root), legacy_version.__wrapped__("retrac", root)
-    (root / "agent/loop.py").write_text('"""The loop, reworded."""\n\n\ndef step(x):\n    # one more than x\n'
-                                       '    return (\n        x + 1\n    )\n')
+    (root / "agent/loop.py").write_text(
+        '"""The loop, reworded."""\n\n\ndef step(x):\n    # one more than x\n'
+        "    return (\n        x + 1\n    )\n"
+    )
     assert mode_version.__wrapped__("retrac", root) == before
     assert legacy_version.__wrapped__("retrac", root) != legacy  # the bytes changed
     (root / "agent/loop.py").write_text('"""The loop."""\n\n\ndef step(x):\n    return x + 2\n')
@@ -249,14 +354,24 @@ def test_a_comment_a_docstring_or_the_layout_does_not_change_a_modes_version(tmp
 def test_results_recorded_under_the_legacy_hash_of_todays_code_are_carried_over(tmp_path: Path) -> None:
     out = tmp_path / "eval"
     Evaluation(out, {"x": 1, "code": {"retrac": "bytes1", "rag": "bytes2"}}).run(
-        QUESTIONS, {"retrac": lambda q: _result("Paris", [100], ["d1#0"]), "rag": lambda q: _result("Paris", [100], ["d1#0"])})
+        QUESTIONS,
+        {
+            "retrac": lambda q: _result("Paris", [100], ["d1#0"]),
+            "rag": lambda q: _result("Paris", [100], ["d1#0"]),
+        },
+    )
     # retrac's files are unchanged (legacy hash equal), rag's changed since (legacy hash differs)
-    evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}},
-                            legacy_code={"retrac": "bytes1", "rag": "bytes9"})
+    evaluation = Evaluation(
+        out,
+        {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}},
+        legacy_code={"retrac": "bytes1", "rag": "bytes9"},
+    )
     assert evaluation.set_aside == {"rag": "bytes2"}
     assert [(r["mode"], r["code"]) for r in evaluation.rows] == [("retrac", "tree1"), ("retrac", "tree1")]
     assert json.loads((out / "eval.json").read_text())["code"] == {"retrac": "tree1", "rag": "tree2"}
-    again = Evaluation(out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": "bytes1"})
+    again = Evaluation(
+        out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": "bytes1"}
+    )
     assert again.set_aside == {} and len(again.rows) == 2
 
 
@@ -267,11 +382,15 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
         ran.append(question.id)
         return _result("Paris", [100], ["d1#0"])
 
-    Evaluation(out, {"x": 1, "code": {"retrac": "v1", "rag": "r1"}}).run(QUESTIONS, {"retrac": good, "rag": good})
+    Evaluation(out, {"x": 1, "code": {"retrac": "v1", "rag": "r1"}}).run(
+        QUESTIONS, {"retrac": good, "rag": good}
+    )
     evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
     assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "rag"), ("b", "rag")]
     assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # set aside, not lost
-    (out / "results.jsonl").write_text((out / "results.retrac-v1.jsonl").read_text() + (out / "results.jsonl").read_text())
+    (out / "results.jsonl").write_text(
+        (out / "results.retrac-v1.jsonl").read_text() + (out / "results.jsonl").read_text()
+    )
     (out / "eval.json").write_text((out / "eval.json").read_text().replace('"v2"', '"v1"'))
     again = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})  # the old rows back (a checkout)
     assert again.set_aside == {"retrac": "v1"} and {r["mode"] for r in again.rows} == {"rag"}
@@ -288,15 +407,26 @@ def test_the_report_sets_todays_code_against_the_results_its_earlier_code_left(t
     out = tmp_path / "eval"
     old = {"a": _result("London", [100], ["d1#0"]), "b": _result("yes", [100], ["d3#0"])}
     Evaluation(out, {"x": 1, "code": {"retrac": "v1", "rag": "r1"}}).run(
-        QUESTIONS, {"retrac": lambda q: old[q.id], "rag": lambda q: _result("Rome", [100], [])})
+        QUESTIONS, {"retrac": lambda q: old[q.id], "rag": lambda q: _result("Rome", [100], [])}
+    )
     today = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
-    today.run(QUESTIONS[:1], {"retrac": lambda q: _result("Paris", [100], ["d1#0"]), "rag": lambda q: _result("Rome", [100], [])})
+    today.run(
+        QUESTIONS[:1],
+        {"retrac": lambda q: _result("Paris", [100], ["d1#0"]), "rag": lambda q: _result("Rome", [100], [])},
+    )
     earlier = today.set_aside_results()
     assert list(earlier) == [("retrac", "v1")] and len(earlier["retrac", "v1"]) == 2
     summary = summarize(today.rows, ["retrac", "rag"], earlier=earlier)
     [d] = summary["against_earlier"]
     # only question a ran today: the comparison is on it alone (b's earlier F1 of 1.0 is not counted)
-    assert (d["mode"], d["earlier_code"], d["n"], d["f1_today"], d["f1_earlier"], d["f1_diff"]) == ("retrac", "v1", 1, 1.0, 0.0, 1.0)
+    assert (d["mode"], d["earlier_code"], d["n"], d["f1_today"], d["f1_earlier"], d["f1_diff"]) == (
+        "retrac",
+        "v1",
+        1,
+        1.0,
+        0.0,
+        1.0,
+    )
     assert "| retrac | `v1` | 1 | 1.000 | 0.000 | +1.000 | [+1.000, +1.000] |" in markdown(summary, "t")
     assert "against_earlier" not in summarize(today.rows, ["retrac", "rag"])  # no earlier results: no table
 
@@ -312,13 +442,19 @@ def test_a_setting_added_since_the_evaluation_began_does_not_refuse_it(tmp_path:
 
 
 def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interval() -> None:
-    def row(qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris") -> dict:
+    def row(
+        qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris"
+    ) -> dict:
         result = _result(answer, [100], ["d1#0"])
         result.searches, result.first_retrieved, result.seconds = searches, ["d1#0"], seconds
-        question = EvalQuestion(qid, "When did it open?" if qid == "q0" else "Who?", ["Paris"], ["d1", "d2"], "bridge")
+        question = EvalQuestion(
+            qid, "When did it open?" if qid == "q0" else "Who?", ["Paris"], ["d1", "d2"], "bridge"
+        )
         return score(question, mode, result) | {"f1": f1}
 
-    rows = [row(f"q{i}", "retrac", 1.0 if i % 2 else 0.5, ["a b", "b a", "c"], 10.0 * (i + 1)) for i in range(6)]
+    rows = [
+        row(f"q{i}", "retrac", 1.0 if i % 2 else 0.5, ["a b", "b a", "c"], 10.0 * (i + 1)) for i in range(6)
+    ]
     rows += [row(f"q{i}", "rag", 0.5, ["x"], 2.0) for i in range(6)]
     summary = summarize(rows, ["retrac", "rag"])
     retrac = summary["modes"]["retrac"]
@@ -326,7 +462,9 @@ def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interva
     assert retrac["median_seconds"] == 35.0 and retrac["first_doc_recall"] == 0.5
     assert retrac["wrong_kind_rate"] == round(1 / 6, 4)  # "Paris" for "When did it open?"
     pair = summary["paired"]["retrac-rag"]
-    assert pair["n"] == 6 and pair["f1_diff"] == 0.25 and 0.0 <= pair["ci_low"] <= 0.25 <= pair["ci_high"] <= 0.5
+    assert (
+        pair["n"] == 6 and pair["f1_diff"] == 0.25 and 0.0 <= pair["ci_low"] <= 0.25 <= pair["ci_high"] <= 0.5
+    )
     text = markdown(summary, "t")
     assert "| retrac − rag | +0.250 |" in text and "| retrac | 2.0 | 33% |" in text
 
@@ -345,14 +483,19 @@ def test_the_questions_file_is_known_by_name_and_content_not_by_its_folder(tmp_p
     # an evaluation recorded by an older harness, as an absolute path
     (out / "eval.json").write_text(json.dumps({"questions_file": str(here.resolve())}))
     Evaluation(out, {"questions_file": describe_questions(here)})
-    (out / "eval.json").write_text(json.dumps({"questions_file": "/elsewhere/dev.jsonl"}))  # gone: known by its name
+    (out / "eval.json").write_text(
+        json.dumps({"questions_file": "/elsewhere/dev.jsonl"})
+    )  # gone: known by its name
     Evaluation(out, {"questions_file": describe_questions(here)})
     with pytest.raises(RetracError, match="questions_file differ"):
-        Evaluation(out, {"questions_file": describe_questions(tmp_path / "a" / "dev.jsonl").replace("dev", "test")})
+        Evaluation(
+            out, {"questions_file": describe_questions(tmp_path / "a" / "dev.jsonl").replace("dev", "test")}
+        )
 
 
-def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Inside a llama.cpp generation a KeyboardInterrupt is lost in a ctypes callback; the first
     Ctrl-C must still stop the evaluation at the next check, with the finished results kept."""
     import contextlib
@@ -374,9 +517,14 @@ def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(tmp_pat
     monkeypatch.setattr(Retrac, "agent", lambda self: None)
     monkeypatch.setattr("retrac_local.eval.harness.make_runners", lambda *a, **k: {"rag": runner})
     questions = tmp_path / "q.jsonl"
-    questions.write_text("".join(json.dumps({"id": q.id, "question": q.question, "answers": q.answers}) + "\n"
-                                 for q in QUESTIONS))
-    result = CliRunner().invoke(cli, ["eval", "--questions", str(questions), "--mode", "rag", "--out", str(tmp_path / "o")])
+    questions.write_text(
+        "".join(
+            json.dumps({"id": q.id, "question": q.question, "answers": q.answers}) + "\n" for q in QUESTIONS
+        )
+    )
+    result = CliRunner().invoke(
+        cli, ["eval", "--questions", str(questions), "--mode", "rag", "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 130 and "interrupted" in result.output, result.output
     assert ran == ["a"]  # stopped after the first question, not carried on
 

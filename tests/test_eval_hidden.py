@@ -16,15 +16,23 @@ from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.summary import markdown, summarize
 from tests.test_ingest import ingest, make_store
 
-TEXTS = {"karn": "Karn Point Lighthouse was designed by Ada Vellacott.", "ada": "Ada Vellacott was born in 1849.",
-         "gull": "The Gull Line was founded in 1903 by Tomas Irvane.", "tessel": "The Tessel Bridge opened in 1894."}
-QUESTIONS = [EvalQuestion("q1", "When was the designer of Karn Point Lighthouse born?", ["1849"], ["karn", "ada"]),
-             EvalQuestion("q2", "Who founded the Gull Line?", ["Tomas Irvane"], ["gull"])]
+TEXTS = {
+    "karn": "Karn Point Lighthouse was designed by Ada Vellacott.",
+    "ada": "Ada Vellacott was born in 1849.",
+    "gull": "The Gull Line was founded in 1903 by Tomas Irvane.",
+    "tessel": "The Tessel Bridge opened in 1894.",
+}
+QUESTIONS = [
+    EvalQuestion("q1", "When was the designer of Karn Point Lighthouse born?", ["1849"], ["karn", "ada"]),
+    EvalQuestion("q2", "Who founded the Gull Line?", ["Tomas Irvane"], ["gull"]),
+]
 
 
 def _collection(home: Path, tmp_path: Path) -> None:
     records = tmp_path / "records.jsonl"
-    records.write_text("".join(json.dumps({"doc_id": d, "title": d, "text": t}) + "\n" for d, t in TEXTS.items()))
+    records.write_text(
+        "".join(json.dumps({"doc_id": d, "title": d, "text": t}) + "\n" for d, t in TEXTS.items())
+    )
     ingest(home, records)
 
 
@@ -34,7 +42,9 @@ def _remove(home: Path, doc_ids: list[str]) -> None:
     store.finish_writes()
 
 
-def test_the_gold_documents_are_hidden_in_a_copy_and_the_original_keeps_them(isolated_home: Path, tmp_path: Path) -> None:
+def test_the_gold_documents_are_hidden_in_a_copy_and_the_original_keeps_them(
+    isolated_home: Path, tmp_path: Path
+) -> None:
     _collection(isolated_home, tmp_path)
     removed: list[list[str]] = []
 
@@ -63,7 +73,9 @@ def test_a_copy_cut_off_half_made_is_made_again(isolated_home: Path, tmp_path: P
     assert not any((isolated_home / "unanswerable").glob("*/" + MARKER))
     hidden = hidden_home(isolated_home, QUESTIONS, _remove)
     assert make_store(hidden).count() == (1, 1)
-    assert [p.name for p in (isolated_home / "unanswerable").iterdir()] == [hidden.name]  # the partial copy is gone
+    assert [p.name for p in (isolated_home / "unanswerable").iterdir()] == [
+        hidden.name
+    ]  # the partial copy is gone
 
 
 def test_questions_without_gold_documents_cannot_be_made_unanswerable(tmp_path: Path) -> None:
@@ -71,23 +83,46 @@ def test_questions_without_gold_documents_cannot_be_made_unanswerable(tmp_path: 
         hidden_home(tmp_path, [EvalQuestion("q", "q?", ["a"])], _remove)
     questions = tmp_path / "q.jsonl"
     questions.write_text(json.dumps({"id": "q", "question": "q?", "answers": ["a"]}) + "\n")
-    result = CliRunner().invoke(cli, ["eval", "--questions", str(questions), "--out", str(tmp_path / "o"), "--unanswerable"])
-    assert result.exit_code != 0 and "supporting_doc_ids" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(
+        cli, ["eval", "--questions", str(questions), "--out", str(tmp_path / "o"), "--unanswerable"]
+    )
+    assert (
+        result.exit_code != 0 and "supporting_doc_ids" in result.output and "Traceback" not in result.output
+    )
 
 
 def test_honesty_counts_confident_answers_and_admissions() -> None:
     rows = [
         {"mode": "retrac", "status": "answered", "answer": "1849", "caveat": None},
-        {"mode": "retrac", "status": "unsure", "answer": "1849",
-         "caveat": "not found: no verified evidence states this answer; it is the best guess from what was read"},
+        {
+            "mode": "retrac",
+            "status": "unsure",
+            "answer": "1849",
+            "caveat": "not found: no verified evidence states this answer; it is the best guess from what was read",
+        },
         {"mode": "retrac", "status": "answered", "answer": "The collection does not mention his birth year."},
         {"mode": "retrac", "status": "unsure", "answer": "Ada Vellacott", "caveat": "the answer is a person"},
     ]
     assert [says_not_found(r) for r in rows] == [False, True, True, False]
     assert honesty(rows) == {"confidently_answered": 0.25, "said_not_found": 0.5}
-    scored = [r | {"id": str(i), "type": "", "question": "q?", "f1": 0.0, "em": 0.0, "doc_recall": 0.0,
-                   "llm_calls": 1, "prompt_tokens": 1, "completion_tokens": 1, "peak_prompt_tokens": 1, "seconds": 1.0,
-                   "calls": []} for i, r in enumerate(rows)]
+    scored = [
+        r
+        | {
+            "id": str(i),
+            "type": "",
+            "question": "q?",
+            "f1": 0.0,
+            "em": 0.0,
+            "doc_recall": 0.0,
+            "llm_calls": 1,
+            "prompt_tokens": 1,
+            "completion_tokens": 1,
+            "peak_prompt_tokens": 1,
+            "seconds": 1.0,
+            "calls": [],
+        }
+        for i, r in enumerate(rows)
+    ]
     summary = summarize(scored, ["retrac"], unanswerable=True)
     assert summary["unanswerable"] is True and summary["modes"]["retrac"]["confidently_answered"] == 0.25
     assert "| retrac | 25% | 50% |" in markdown(summary, "t")

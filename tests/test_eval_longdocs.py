@@ -24,7 +24,20 @@ from retrac_local.eval.longdocs import (
 )
 from retrac_local.eval.questions import EvalQuestion
 
-WORDS = ["harbour", "lantern", "granite", "ferry", "orchard", "quarry", "beacon", "tide", "cliff", "meadow", "signal", "bell"]
+WORDS = [
+    "harbour",
+    "lantern",
+    "granite",
+    "ferry",
+    "orchard",
+    "quarry",
+    "beacon",
+    "tide",
+    "cliff",
+    "meadow",
+    "signal",
+    "bell",
+]
 
 
 def _corpus(tmp_path: Path, n: int = 25) -> tuple[Path, dict[str, tuple[str, str]]]:
@@ -34,7 +47,9 @@ def _corpus(tmp_path: Path, n: int = 25) -> tuple[Path, dict[str, tuple[str, str
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 140)))
         paragraphs[f"p-{i:03d}"] = (f"Place {i}", f"Place {i} is known for its {words}.")
     path = tmp_path / "corpus.jsonl"
-    path.write_text("".join(json.dumps({"doc_id": d, "title": t, "text": x}) + "\n" for d, (t, x) in paragraphs.items()))
+    path.write_text(
+        "".join(json.dumps({"doc_id": d, "title": t, "text": x}) + "\n" for d, (t, x) in paragraphs.items())
+    )
     return path, paragraphs
 
 
@@ -58,8 +73,10 @@ def test_build_puts_every_paragraph_once_where_the_layout_says(tmp_path: Path) -
         assert text.startswith(f"# HotpotQA-long {name[-4:]}\n")
         for s in sections:
             title, body = paragraphs[s.doc_id]
-            assert text[s.start:s.end] == body
-            assert text[:s.start].rstrip().endswith(f"## {title}")  # each paragraph is a section under its title
+            assert text[s.start : s.end] == body
+            assert (
+                text[: s.start].rstrip().endswith(f"## {title}")
+            )  # each paragraph is a section under its title
     assert read_layout(tmp_path / "out" / "layout.json") == layout
 
 
@@ -69,8 +86,13 @@ def test_the_seed_fixes_the_grouping(tmp_path: Path) -> None:
     again = build(corpus, tmp_path / "b", seed=1, low=4, high=7)
     other = build(corpus, tmp_path / "c", seed=2, low=4, high=7)
     assert first == again
-    assert [(tmp_path / "a" / "docs" / f).read_bytes() for f in sorted(p.name for p in (tmp_path / "a" / "docs").iterdir())] \
-        == [(tmp_path / "b" / "docs" / f).read_bytes() for f in sorted(p.name for p in (tmp_path / "b" / "docs").iterdir())]
+    assert [
+        (tmp_path / "a" / "docs" / f).read_bytes()
+        for f in sorted(p.name for p in (tmp_path / "a" / "docs").iterdir())
+    ] == [
+        (tmp_path / "b" / "docs" / f).read_bytes()
+        for f in sorted(p.name for p in (tmp_path / "b" / "docs").iterdir())
+    ]
     assert first != other
 
 
@@ -98,7 +120,9 @@ def test_a_bad_corpus_line_is_named(tmp_path: Path) -> None:
         build(bad, tmp_path / "out")
 
 
-def test_ingested_long_documents_map_chunks_to_their_paragraphs(tmp_path: Path, runner, isolated_home: Path) -> None:
+def test_ingested_long_documents_map_chunks_to_their_paragraphs(
+    tmp_path: Path, runner, isolated_home: Path
+) -> None:
     from retrac_local.cli.app import make_app
 
     corpus, paragraphs = _corpus(tmp_path, n=40)
@@ -114,7 +138,7 @@ def test_ingested_long_documents_map_chunks_to_their_paragraphs(tmp_path: Path, 
         text = store.get_chunk(chunk_id).text
         for p in ids:  # a chunk that holds a paragraph holds a real piece of its text
             body = paragraphs[p][1]
-            assert any(body[i:i + 60] in text for i in range(0, max(len(body) - 60, 1), 30))
+            assert any(body[i : i + 60] in text for i in range(0, max(len(body) - 60, 1), 30))
 
     units = by_paragraph(mapping)
     some = [c for c, ids in mapping.items() if ids][:3]
@@ -123,8 +147,23 @@ def test_ingested_long_documents_map_chunks_to_their_paragraphs(tmp_path: Path, 
     # Scored with the map, doc recall counts gold paragraphs, not long documents.
     gold = mapping[some[0]][:1] + ["p-not-retrieved"]
     question = EvalQuestion("q1", "Where?", ["x"], supporting_doc_ids=gold)
-    run = RunResult("r", "Where?", RunStatus.ANSWERED, "x", [], 1, "answered", 1, 10, 1, 10, 1.0, 1.0,
-                    retrieved=some, first_retrieved=some[:1])
+    run = RunResult(
+        "r",
+        "Where?",
+        RunStatus.ANSWERED,
+        "x",
+        [],
+        1,
+        "answered",
+        1,
+        10,
+        1,
+        10,
+        1.0,
+        1.0,
+        retrieved=some,
+        first_retrieved=some[:1],
+    )
     row = score(question, "rag", run, units)
     assert row["doc_recall"] == 0.5 and row["first_doc_recall"] == 0.5
     assert set(row["retrieved_doc_ids"]) <= set(paragraphs)

@@ -24,41 +24,93 @@ Q = "In which year was the engineer who designed the Karn Point Lighthouse born?
 
 
 def _evidence(i: int, source: str, quote: str, verified: str = "yes") -> dict[str, Any]:
-    return {"id": f"E{i}", "fact": quote, "source": source, "quote": quote, "verified": verified, "round": 1, "title": ""}
+    return {
+        "id": f"E{i}",
+        "fact": quote,
+        "source": source,
+        "quote": quote,
+        "verified": verified,
+        "round": 1,
+        "title": "",
+    }
 
 
-def _round(n: int, evidence: list[dict[str, Any]], attempts: list[list[str]] | None = None, failed: bool = False,
-           rejected: tuple[str, ...] = (), repaired: tuple[str, ...] = ()) -> dict[str, Any]:
+def _round(
+    n: int,
+    evidence: list[dict[str, Any]],
+    attempts: list[list[str]] | None = None,
+    failed: bool = False,
+    rejected: tuple[str, ...] = (),
+    repaired: tuple[str, ...] = (),
+) -> dict[str, Any]:
     stats: dict[str, Any] = {"rejected": list(rejected), "compression_failed": failed}
     if attempts is not None:
         stats["compression_attempts"] = [{"problems": p} for p in attempts]
-    return {"iteration": n, "state": {"evidence": evidence}, "trajectory": {}, "stats": stats,
-            "diff": {"drift_repaired": list(repaired)}}
+    return {
+        "iteration": n,
+        "state": {"evidence": evidence},
+        "trajectory": {},
+        "stats": stats,
+        "diff": {"drift_repaired": list(repaired)},
+    }
 
 
 def test_retention_counts_facts_kept_or_merged_and_gold_evidence_that_reached_the_final_state() -> None:
     rounds = [
-        _round(1, [_evidence(1, "d1#0", "Ada designed the lighthouse."), _evidence(2, "d2#0", "It stands on Karn Point."),
-                   _evidence(3, "d9#0", "an unchecked quote", verified="no")], attempts=[[]]),
+        _round(
+            1,
+            [
+                _evidence(1, "d1#0", "Ada designed the lighthouse."),
+                _evidence(2, "d2#0", "It stands on Karn Point."),
+                _evidence(3, "d9#0", "an unchecked quote", verified="no"),
+            ],
+            attempts=[[]],
+        ),
         # E1 merged into a longer quote of the same chunk, E2 dropped; the unverified item never counts
-        _round(2, [_evidence(1, "d1#0", "Ada  designed the lighthouse. She was born in 1849."),
-                   _evidence(4, "d3#0", "Karn Point is in Cornwall.")], attempts=[[]]),
+        _round(
+            2,
+            [
+                _evidence(1, "d1#0", "Ada  designed the lighthouse. She was born in 1849."),
+                _evidence(4, "d3#0", "Karn Point is in Cornwall."),
+            ],
+            attempts=[[]],
+        ),
     ]
     record = method.record(rounds, gold_doc_ids=["d1", "d2", "d7"], retrieved_doc_ids=["d2", "d1", "d5"])
     assert record["verified_facts"] == 4  # E1 (twice: its quote grew), E2, E4
     assert record["kept_facts"] == 3  # only E2 is gone
-    assert (record["gold_retrieved"], record["gold_in_final"]) == (2, 1)  # d7 never retrieved; d2's evidence dropped
+    assert (record["gold_retrieved"], record["gold_in_final"]) == (
+        2,
+        1,
+    )  # d7 never retrieved; d2's evidence dropped
     assert record["rounds"] == 2 and record["compressions"] == 2
 
 
 def test_drift_rejections_and_compression_health_are_counted_with_their_kinds() -> None:
     rounds = [
-        _round(1, [], attempts=[["new_evidence 1: no sentence found in this round states 'x'"], []],
-               rejected=("new_evidence 1: no sentence found in this round states 'x'",),
-               repaired=("verified evidence E1 vanished; restored", "constraints changed; restored")),
-        _round(2, [], attempts=[["output stopped at the token limit before the StateUpdate JSON was complete"],
-                                ["output is not a valid StateUpdate: field required"]], failed=True),
-        {"iteration": 3, "state": {"evidence": []}, "trajectory": {}, "diff": {}, "stats": {}},  # carried, not compressed
+        _round(
+            1,
+            [],
+            attempts=[["new_evidence 1: no sentence found in this round states 'x'"], []],
+            rejected=("new_evidence 1: no sentence found in this round states 'x'",),
+            repaired=("verified evidence E1 vanished; restored", "constraints changed; restored"),
+        ),
+        _round(
+            2,
+            [],
+            attempts=[
+                ["output stopped at the token limit before the StateUpdate JSON was complete"],
+                ["output is not a valid StateUpdate: field required"],
+            ],
+            failed=True,
+        ),
+        {
+            "iteration": 3,
+            "state": {"evidence": []},
+            "trajectory": {},
+            "diff": {},
+            "stats": {},
+        },  # carried, not compressed
     ]
     record = method.record(rounds, [], [])
     assert record["drift_repairs"] == {"vanished": 1, "constraints": 1}
@@ -66,29 +118,52 @@ def test_drift_rejections_and_compression_health_are_counted_with_their_kinds() 
     assert (record["compressions"], record["compression_retries"], record["compressions_failed"]) == (2, 2, 1)
     assert (record["cut_at_max_tokens"], record["invalid_json"]) == (1, 1)
     figures = method.aggregate([{"status": "answered", "f1": 1.0, "calls": [], "method": record}])
-    assert figures["drift_repairs_per_round"] == round(2 / 3, 4) and figures["rejected_facts_per_round"] == round(1 / 3, 4)
+    assert figures["drift_repairs_per_round"] == round(2 / 3, 4) and figures[
+        "rejected_facts_per_round"
+    ] == round(1 / 3, 4)
     assert figures["compression_retries_per_round"] == 1.0 and figures["compressions_failed"] == 1
     assert figures["retention"] is None  # nothing was verified: no share to speak of
 
 
 def test_cost_by_role_splits_planner_compressor_and_final_answer() -> None:
-    calls = [("constraints", 100, 1.0), ("action", 300, 2.0), ("compress", 1500, 50.0), ("compress", 1600, 40.0),
-             ("finalize", 600, 10.0)]
-    row = {"status": "answered", "f1": 1.0,
-           "calls": [{"purpose": p, "prompt_tokens": t, "completion_tokens": 10, "seconds": s} for p, t, s in calls]}
-    rag = {"status": "answered", "f1": 0.0, "calls": [{"purpose": "answer", "prompt_tokens": 700, "completion_tokens": 5,
-                                                       "seconds": 9.0}]}
+    calls = [
+        ("constraints", 100, 1.0),
+        ("action", 300, 2.0),
+        ("compress", 1500, 50.0),
+        ("compress", 1600, 40.0),
+        ("finalize", 600, 10.0),
+    ]
+    row = {
+        "status": "answered",
+        "f1": 1.0,
+        "calls": [
+            {"purpose": p, "prompt_tokens": t, "completion_tokens": 10, "seconds": s} for p, t, s in calls
+        ],
+    }
+    rag = {
+        "status": "answered",
+        "f1": 0.0,
+        "calls": [{"purpose": "answer", "prompt_tokens": 700, "completion_tokens": 5, "seconds": 9.0}],
+    }
     cost = method.cost_by_role([row, row | {"calls": []}])  # means over both questions
-    assert cost == {"planner": {"prompt_tokens": 200.0, "completion_tokens": 10.0, "seconds": 1.5},
-                    "compressor": {"prompt_tokens": 1550.0, "completion_tokens": 10.0, "seconds": 45.0},
-                    "final": {"prompt_tokens": 300.0, "completion_tokens": 5.0, "seconds": 5.0}}
-    assert method.cost_by_role([rag]) == {"final": {"prompt_tokens": 700.0, "completion_tokens": 5.0, "seconds": 9.0}}
+    assert cost == {
+        "planner": {"prompt_tokens": 200.0, "completion_tokens": 10.0, "seconds": 1.5},
+        "compressor": {"prompt_tokens": 1550.0, "completion_tokens": 10.0, "seconds": 45.0},
+        "final": {"prompt_tokens": 300.0, "completion_tokens": 5.0, "seconds": 5.0},
+    }
+    assert method.cost_by_role([rag]) == {
+        "final": {"prompt_tokens": 700.0, "completion_tokens": 5.0, "seconds": 9.0}
+    }
 
 
 def test_calibration_says_how_often_each_status_was_right() -> None:
-    rows = [{"status": "answered", "f1": f} for f in (1.0, 0.8, 0.79, 0.0)] + [{"status": "unsure", "f1": 0.0}]
-    assert method.calibration(rows) == {"answered": {"n": 4, "right": 2, "share_right": 0.5},
-                                        "unsure": {"n": 1, "right": 0, "share_right": 0.0}}
+    rows = [{"status": "answered", "f1": f} for f in (1.0, 0.8, 0.79, 0.0)] + [
+        {"status": "unsure", "f1": 0.0}
+    ]
+    assert method.calibration(rows) == {
+        "answered": {"n": 4, "right": 2, "share_right": 0.5},
+        "unsure": {"n": 1, "right": 0, "share_right": 0.0},
+    }
 
 
 QUESTION = EvalQuestion("q1", Q, ["1849"], ["ada-vellacott", "karn-point"], "bridge")
@@ -99,8 +174,14 @@ def _recorded_run(settings: Settings, orrin: MemoryCorpus) -> tuple[RunStore, di
     llm = ScriptedLLM().enqueue(
         constraints("Karn Point Lighthouse", "year"),
         finish("1849"),
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849",
-                      "Ada Vellacott won the Nobel Prize in 1901"], answer="1849"),
+        update(
+            facts=[
+                "Ada Vellacott designed the Karn Point Lighthouse",
+                "Ada Vellacott was born on 3 May 1849",
+                "Ada Vellacott won the Nobel Prize in 1901",
+            ],
+            answer="1849",
+        ),
         final("1849", "E2"),
     )
     store = RunStore(settings.runs_db)
@@ -109,8 +190,9 @@ def _recorded_run(settings: Settings, orrin: MemoryCorpus) -> tuple[RunStore, di
     return store, score(QUESTION, "retrac", events[-1].result)
 
 
-def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(tmp_path: Path, settings: Settings,
-                                                               orrin: MemoryCorpus) -> None:
+def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(
+    tmp_path: Path, settings: Settings, orrin: MemoryCorpus
+) -> None:
     store, row = _recorded_run(settings, orrin)
     annotated = method_annotator(store)(QUESTION, row)
     figures = annotated["method"]
@@ -129,7 +211,9 @@ def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(tmp_path: Path, s
     assert evaluation.annotate_missing([QUESTION], method_annotator(store)) == 1
     stored = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert stored[0]["method"] == figures and "method" not in stored[1]
-    assert Evaluation(out, {"x": 1}).annotate_missing([QUESTION], method_annotator(store)) == 0  # nothing left to add
+    assert (
+        Evaluation(out, {"x": 1}).annotate_missing([QUESTION], method_annotator(store)) == 0
+    )  # nothing left to add
 
     summary = summarize(stored, ["retrac", "rag"])
     retrac = summary["modes"]["retrac"]
@@ -145,8 +229,9 @@ def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:
     from retrac_local.eval import split
 
     rows = [score(QUESTION, "retrac", _result("1849", [500, 1500, 600], ["ada-vellacott#0"]))]
-    rows[0]["calls"] = [dict(c, purpose=p) for c, p in zip(rows[0]["calls"], ["action", "compress", "finalize"],
-                                                             strict=True)]
+    rows[0]["calls"] = [
+        dict(c, purpose=p) for c, p in zip(rows[0]["calls"], ["action", "compress", "finalize"], strict=True)
+    ]
     for planner, compressor in (("large.gguf", "small.gguf"), ("small.gguf", "small.gguf")):
         folder = tmp_path / f"planner-{planner}-compressor-{compressor}"
         folder.mkdir()
@@ -155,6 +240,9 @@ def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:
     (tmp_path / "unfinished").mkdir()  # an assignment not run yet: left out
     split.main([str(tmp_path)])
     gathered = json.loads((tmp_path / "split.json").read_text())
-    assert [(r["planner"], r["compressor"]) for r in gathered] == [("large.gguf", "small.gguf"), ("small.gguf", "small.gguf")]
+    assert [(r["planner"], r["compressor"]) for r in gathered] == [
+        ("large.gguf", "small.gguf"),
+        ("small.gguf", "small.gguf"),
+    ]
     assert gathered[0]["cost_by_role"]["compressor"]["prompt_tokens"] == 1500.0
     assert "| large.gguf | small.gguf | 1 | 1.000 | 1.000 |" in (tmp_path / "split.md").read_text()

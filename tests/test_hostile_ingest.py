@@ -50,15 +50,26 @@ def hostile_folder(root: Path) -> tuple[set[str], set[Path], int]:
         write(f"notes/keeper-{i}.txt", f"Keeper {i}\n\n{fact(i)}\n", True, f"Keeper {i}")
         write(f"notes/log-{i}.md", f"# Log {i}\n\n{fact(i + 100)}\n", True, f"Log {i}")
     for i in range(8):
-        page = (f"<html><head><title>Station {i}</title><style>.x {{ content: '{SECRET}' }}</style>"
-                f"<script>var s = '{SECRET}';</script></head><body><article><h1>Station {i}</h1>"
-                f"<p>{fact(i + 200)} {fact(i + 300)}</p><script>alert('{SECRET}')</script></article></body></html>")
+        page = (
+            f"<html><head><title>Station {i}</title><style>.x {{ content: '{SECRET}' }}</style>"
+            f"<script>var s = '{SECRET}';</script></head><body><article><h1>Station {i}</h1>"
+            f"<p>{fact(i + 200)} {fact(i + 300)}</p><script>alert('{SECRET}')</script></article></body></html>"
+        )
         write(f"web/station-{i}.html", page, True, f"Station {i}")
     for i in range(3):
-        write(f"pdf/survey-{i}.pdf", text_to_pdf(f"Survey {i}\n\n{fact(i + 400)}", f"Survey {i}"), True, f"Survey {i}")
+        write(
+            f"pdf/survey-{i}.pdf",
+            text_to_pdf(f"Survey {i}\n\n{fact(i + 400)}", f"Survey {i}"),
+            True,
+            f"Survey {i}",
+        )
     for i in range(6):
-        write(f"latin1/carte-{i}.txt", f"Carte {i}\n\nLe phare de Saint-Malo était gardé par Éloïse {i}, née à Brest.".encode("latin-1"),
-              True, f"Carte {i}")
+        write(
+            f"latin1/carte-{i}.txt",
+            f"Carte {i}\n\nLe phare de Saint-Malo était gardé par Éloïse {i}, née à Brest.".encode("latin-1"),
+            True,
+            f"Carte {i}",
+        )
     write("names/with space.md", f"# Spaced\n\n{fact(500)}", True, "Spaced")
     write("names/new\nline.txt", f"Newline\n\n{fact(501)}", True, "Newline")
     write("names/fjörður ñandú 灯台.md", f"# Unicode\n\n{fact(502)}", True, "Unicode")
@@ -66,9 +77,15 @@ def hostile_folder(root: Path) -> tuple[set[str], set[Path], int]:
     for i, suffix in enumerate([".txt", ".md", ".html", ".pdf"] * 6):
         write(f"empty/empty-{i}{suffix}", b"", False)
     for i, suffix in enumerate([".txt", ".md", ".html", ".pdf"] * 16):
-        write(f"binary/random-{i}{suffix}", bytes(rng.randrange(256) for _ in range(rng.randrange(200, 4000))), False)
+        write(
+            f"binary/random-{i}{suffix}",
+            bytes(rng.randrange(256) for _ in range(rng.randrange(200, 4000))),
+            False,
+        )
     for i in range(10):
-        write(f"badutf8/broken-{i}.txt", b"\xff\xfe\xfd" * 50 + bytes(range(128, 256)) * 3 + b"\x81\x82", False)
+        write(
+            f"badutf8/broken-{i}.txt", b"\xff\xfe\xfd" * 50 + bytes(range(128, 256)) * 3 + b"\x81\x82", False
+        )
     for i in range(6):
         write(f"nul/nul-{i}.md", b"# Title\n\nsome text\x00\x00\x00 and more", False)
     with open(root / "huge-single-line.txt", "wb") as f:  # 50 MB, one line
@@ -81,7 +98,9 @@ def hostile_folder(root: Path) -> tuple[set[str], set[Path], int]:
     import pypdf
 
     for i in range(3):
-        writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(text_to_pdf(f"Locked {i}\n\n{fact(700)}"))))
+        writer = pypdf.PdfWriter(
+            clone_from=pypdf.PdfReader(io.BytesIO(text_to_pdf(f"Locked {i}\n\n{fact(700)}")))
+        )
         writer.encrypt(user_password="secret", owner_password="owner")
         buffer = io.BytesIO()
         writer.write(buffer)
@@ -90,10 +109,17 @@ def hostile_folder(root: Path) -> tuple[set[str], set[Path], int]:
         write(f"other/file-{i}.docx", b"PK\x03\x04 not supported", False)  # skipped by the walk: not listed
         bad.discard(root / f"other/file-{i}.docx")
 
-    records = [json.dumps({"doc_id": f"rec-{i}", "title": f"Record {i}", "text": fact(800 + i)}) for i in range(40)]
-    broken = ['{"doc_id": "rec-bad", "title": "cut', "not json at all", json.dumps({"doc_id": "rec-notext", "title": "x"}),
-              json.dumps({"doc_id": "rec-0", "title": "dup", "text": "a duplicate id"}), json.dumps([1, 2, 3]),
-              json.dumps({"doc_id": "rec-empty", "text": "   "})]
+    records = [
+        json.dumps({"doc_id": f"rec-{i}", "title": f"Record {i}", "text": fact(800 + i)}) for i in range(40)
+    ]
+    broken = [
+        '{"doc_id": "rec-bad", "title": "cut',
+        "not json at all",
+        json.dumps({"doc_id": "rec-notext", "title": "x"}),
+        json.dumps({"doc_id": "rec-0", "title": "dup", "text": "a duplicate id"}),
+        json.dumps([1, 2, 3]),
+        json.dumps({"doc_id": "rec-empty", "text": "   "}),
+    ]
     lines = records[:20] + broken + records[20:]
     write("records.jsonl", "\n".join(lines) + "\n", True, "Record 0")
     good_titles |= {f"Record {i}" for i in range(40)}
@@ -150,7 +176,9 @@ def test_a_parser_that_hangs_is_stopped_and_the_next_file_still_read(tmp_path: P
     reader.close()
 
 
-def test_links_out_of_the_folder_odd_names_and_fifos_are_reported_and_the_rest_ingested(tmp_path: Path) -> None:
+def test_links_out_of_the_folder_odd_names_and_fifos_are_reported_and_the_rest_ingested(
+    tmp_path: Path,
+) -> None:
     private = tmp_path / "private"
     private.mkdir()
     (private / "diary.txt").write_text(f"Diary\n\nMy bank code is {SECRET}.")

@@ -1,8 +1,17 @@
 import subprocess
 import sys
 
-HEAVY = ["llama_cpp", "torch", "sentence_transformers", "lancedb", "outlines", "outlines_core", "trafilatura", "pypdf",
-         "ray"]
+HEAVY = [
+    "llama_cpp",
+    "torch",
+    "sentence_transformers",
+    "lancedb",
+    "outlines",
+    "outlines_core",
+    "trafilatura",
+    "pypdf",
+    "ray",
+]
 
 
 def test_importing_the_package_and_cli_loads_no_heavy_library() -> None:

@@ -31,7 +31,9 @@ def ingest(home: Path, *paths: Path, prune: bool = False):
 def docs(tmp_path: Path) -> Path:
     d = tmp_path / "docs"
     d.mkdir()
-    (d / "lighthouse.md").write_text("# Karn Point\n\nThe light was first lit on 14 March 1887 by the Lights Board.\n")
+    (d / "lighthouse.md").write_text(
+        "# Karn Point\n\nThe light was first lit on 14 March 1887 by the Lights Board.\n"
+    )
     (d / "notes.txt").write_text("Ferry notes\n\nThe Gull Line was founded in 1903 by Tomas Irvane.\n")
     (d / "bridge.html").write_text(
         "<html><head><title>Tessel Bridge</title><script>var x = 'hidden script text';</script></head>"
@@ -39,12 +41,17 @@ def docs(tmp_path: Path) -> Path:
         "on 2 September 1894, linking Hesk Island with the mainland.</p><p>It was strengthened in 1968 to carry "
         "lorries across the sound.</p></article></body></html>"
     )
-    (d / "survey.pdf").write_bytes(text_to_pdf("Seabird survey\n\nThe team counted 4,812 breeding pairs of puffins.", "Survey 2019"))
+    (d / "survey.pdf").write_bytes(
+        text_to_pdf("Seabird survey\n\nThe team counted 4,812 breeding pairs of puffins.", "Survey 2019")
+    )
     (d / "records.jsonl").write_text(
-        json.dumps({"doc_id": "rec-1", "title": "Skerra Light", "text": "Skerra Light is 22 metres tall."}) + "\n"
+        json.dumps({"doc_id": "rec-1", "title": "Skerra Light", "text": "Skerra Light is 22 metres tall."})
+        + "\n"
         + "{broken json\n"
-        + json.dumps({"doc_id": "rec-2", "title": "No text"}) + "\n"
-        + json.dumps({"doc_id": "rec-1", "title": "Duplicate", "text": "Another text with the same id."}) + "\n"
+        + json.dumps({"doc_id": "rec-2", "title": "No text"})
+        + "\n"
+        + json.dumps({"doc_id": "rec-1", "title": "Duplicate", "text": "Another text with the same id."})
+        + "\n"
     )
     (d / "binary.txt").write_bytes(bytes(range(256)) * 4)
     (d / "image.png").write_bytes(b"\x89PNG not ingested")
@@ -64,7 +71,9 @@ def test_each_format_is_ingested_and_bad_input_reported(isolated_home: Path, doc
     docs_count, chunks = store.count()
     assert docs_count == len(doc_ids) and chunks == report.chunks
     html = store.document_chunks("bridge")[0]
-    assert "412 metres" in html.text and "hidden script text" not in html.text and html.title == "Tessel Bridge"
+    assert (
+        "412 metres" in html.text and "hidden script text" not in html.text and html.title == "Tessel Bridge"
+    )
     pdf = store.document_chunks("survey")[0]
     assert "4,812 breeding pairs" in pdf.text and pdf.title == "Survey 2019"
     record = store.get_chunk("rec-1#0")
@@ -75,7 +84,7 @@ def test_offsets_point_into_the_source_text(isolated_home: Path, docs: Path) -> 
     ingest(isolated_home, docs)
     chunk = make_store(isolated_home).document_chunks("notes")[0]
     source = (docs / "notes.txt").read_text()
-    assert source[chunk.start:chunk.end] == chunk.text
+    assert source[chunk.start : chunk.end] == chunk.text
 
 
 def test_second_ingest_skips_and_changed_file_replaces(isolated_home: Path, docs: Path) -> None:
@@ -120,7 +129,11 @@ def test_interrupted_ingest_rerun_matches_clean_run(isolated_home: Path, docs: P
     resumed = ingest(isolated_home, docs)
     clean_home = tmp_path / "clean"
     clean = ingest(clean_home, docs)
-    assert make_store(isolated_home).count() == make_store(clean_home).count() == (clean.documents_added, clean.chunks)
+    assert (
+        make_store(isolated_home).count()
+        == make_store(clean_home).count()
+        == (clean.documents_added, clean.chunks)
+    )
     assert resumed.files_skipped == 2
 
 
@@ -156,7 +169,16 @@ def test_vector_index_is_built_past_the_threshold(isolated_home: Path, tmp_path:
     with records.open("w") as f:
         for i in range(600):
             topic = topics[i % len(topics)]
-            f.write(json.dumps({"doc_id": f"d{i}", "title": f"{topic} {i}", "text": f"Record {i} is about the {topic} number {i}."}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "doc_id": f"d{i}",
+                        "title": f"{topic} {i}",
+                        "text": f"Record {i} is about the {topic} number {i}.",
+                    }
+                )
+                + "\n"
+            )
     embedder = HashingEmbedder()
     store = CorpusStore(isolated_home / "corpus" / "lance", lambda: embedder, vector_index_min_rows=500)
     Ingester(store, chunk_words=40, overlap_words=5).run([records])
@@ -167,8 +189,12 @@ def test_vector_index_is_built_past_the_threshold(isolated_home: Path, tmp_path:
 
 def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: Path) -> None:
     events: list[tuple[str, dict]] = []
-    report = Ingester(make_store(isolated_home), chunk_words=40, overlap_words=5,
-                      progress=lambda event, data: events.append((event, data))).run([docs])
+    report = Ingester(
+        make_store(isolated_home),
+        chunk_words=40,
+        overlap_words=5,
+        progress=lambda event, data: events.append((event, data)),
+    ).run([docs])
     start = events[0]
     assert start[0] == "start" and start[1]["files"] == 6  # the .png is not a document
     assert start[1]["bytes"] == sum(p.stat().st_size for p in docs.iterdir() if p.suffix != ".png")

@@ -29,20 +29,32 @@ Q = "In which year was the engineer who designed the Karn Point Lighthouse born?
 
 def environment(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
-    env.update(RETRAC_HOME=str(home), RETRAC_MEMORY__ENABLED="false", RETRAC_BUDGET__MIN_ROUND_TOKENS="0",
-               RETRAC_BUDGET__MAX_STEPS_PER_ROUND="2", RETRAC_RETRIEVAL__EMBEDDER="hashing")
+    env.update(
+        RETRAC_HOME=str(home),
+        RETRAC_MEMORY__ENABLED="false",
+        RETRAC_BUDGET__MIN_ROUND_TOKENS="0",
+        RETRAC_BUDGET__MAX_STEPS_PER_ROUND="2",
+        RETRAC_RETRIEVAL__EMBEDDER="hashing",
+    )
     return env
 
 
 def prepared(home: Path) -> dict[str, str]:
     env = environment(home)
-    Retrac(load_settings(home=home, retrieval={"embedder": "hashing"}), embedder=HashingEmbedder()).ingest([DEMO_DOCS])
+    Retrac(load_settings(home=home, retrieval={"embedder": "hashing"}), embedder=HashingEmbedder()).ingest(
+        [DEMO_DOCS]
+    )
     return env
 
 
 def start(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, str(TARGET), *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, str(TARGET), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def committed(home: Path, run_id: str) -> dict[int, tuple[str, float]]:
@@ -88,7 +100,9 @@ def test_sigkill_at_several_points_then_resume_ends_like_an_uninterrupted_run(tm
             break
     else:
         pytest.fail("the run never finished")
-    if RunStore(home / "runs.sqlite").run(run_id)["status"] == "running":  # killed after the last line was read
+    if (
+        RunStore(home / "runs.sqlite").run(run_id)["status"] == "running"
+    ):  # killed after the last line was read
         final = start(env, "resume", run_id)
         assert final.wait(timeout=60) == 0
     assert kills >= 8, kills
@@ -108,11 +122,21 @@ def test_two_asks_and_an_ingest_at_once_on_one_home(tmp_path: Path) -> None:
     more = tmp_path / "more"
     more.mkdir()
     for i in range(300):
-        (more / f"extra-{i}.md").write_text(f"# Extra {i}\n\nThe extra note {i} records a storm at the harbour.\n")
+        (more / f"extra-{i}.md").write_text(
+            f"# Extra {i}\n\nThe extra note {i} records a storm at the harbour.\n"
+        )
     ingest_env = env | {"RETRAC_INGEST__FILE_TIMEOUT_S": "0"}
-    procs = [start(env, "ask", Q), start(env, "ask", Q.replace("In which year", "What year")),
-             subprocess.Popen([sys.executable, "-m", "retrac_local.cli.main", "ingest", str(more), "--json"],
-                              env=ingest_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    procs = [
+        start(env, "ask", Q),
+        start(env, "ask", Q.replace("In which year", "What year")),
+        subprocess.Popen(
+            [sys.executable, "-m", "retrac_local.cli.main", "ingest", str(more), "--json"],
+            env=ingest_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        ),
+    ]
     outputs = [p.communicate(timeout=300) for p in procs]
     for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-2000:]
@@ -148,10 +172,17 @@ def test_a_server_stopped_by_ctrl_c_mid_run_leaves_the_run_resumable_from_the_pa
     def call(url: str, data: dict | None = None) -> dict:
         base = "/".join(url.split("/")[:3])
         csrf = json.load(urllib.request.urlopen(f"{base}/api/session"))["csrf"]
-        request = urllib.request.Request(url, data=json.dumps(data or {}).encode() if data is not None else None,
-                                         headers={"Content-Type": "application/json", "X-Retrac-CSRF": csrf})
+        request = urllib.request.Request(
+            url,
+            data=json.dumps(data or {}).encode() if data is not None else None,
+            headers={"Content-Type": "application/json", "X-Retrac-CSRF": csrf},
+        )
         with urllib.request.urlopen(request, timeout=30) as response:
-            return json.load(response) if "json" in response.headers.get("content-type", "") else {"text": response.read().decode()}
+            return (
+                json.load(response)
+                if "json" in response.headers.get("content-type", "")
+                else {"text": response.read().decode()}
+            )
 
     process, base = serve()
     job = call(f"{base}/api/ask", {"question": Q})

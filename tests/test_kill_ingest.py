@@ -24,7 +24,20 @@ MAX_TRIALS = 6
 
 def folder(root: Path) -> Path:
     rng = random.Random(5)
-    words = ["keeper", "light", "tower", "storm", "harbour", "ferry", "island", "bridge", "survey", "puffin", "granite", "lens"]
+    words = [
+        "keeper",
+        "light",
+        "tower",
+        "storm",
+        "harbour",
+        "ferry",
+        "island",
+        "bridge",
+        "survey",
+        "puffin",
+        "granite",
+        "lens",
+    ]
     for i in range(2400):
         text = " ".join(rng.choice(words) for _ in range(rng.randrange(50, 600)))
         (root / f"part-{i // 200}").mkdir(parents=True, exist_ok=True)
@@ -34,9 +47,17 @@ def folder(root: Path) -> Path:
 
 def ingest(home: Path, docs: Path) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
-    env |= {"RETRAC_HOME": str(home), "RETRAC_RETRIEVAL__EMBEDDER": "hashing", "RETRAC_INGEST__FILE_TIMEOUT_S": "0"}
-    return subprocess.Popen([sys.executable, "-m", "retrac_local.cli.main", "ingest", str(docs), "--json"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env |= {
+        "RETRAC_HOME": str(home),
+        "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
+        "RETRAC_INGEST__FILE_TIMEOUT_S": "0",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "retrac_local.cli.main", "ingest", str(docs), "--json"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def contents(home: Path) -> list[tuple[str, str]]:
@@ -54,7 +75,9 @@ def test_ingest_killed_at_random_moments_ends_in_the_same_store(tmp_path: Path) 
     full = time.perf_counter() - started  # an uninterrupted ingest here
     started = time.perf_counter()
     ingest(tmp_path / "timing", docs).wait(timeout=300)
-    startup = time.perf_counter() - started  # one with nothing to do: imports, opening the store, hashing files
+    startup = (
+        time.perf_counter() - started
+    )  # one with nothing to do: imports, opening the store, hashing files
     work = max(full - startup, 1.0)
     # Each killed run leaves less to do, so a home's ingest ends after a few kills, sooner when the
     # machine is busy; then a fresh home is killed again, until KILLS kills have landed in all.

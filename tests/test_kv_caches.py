@@ -16,13 +16,17 @@ from retrac_local.llm import llamacpp
 def _llm(monkeypatch: pytest.MonkeyPatch, caches: int) -> tuple[llamacpp.LlamaCppLLM, list[str]]:
     loaded: list[str] = []
 
-    def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Any, slot: str = "") -> tuple[Any, Any]:
+    def load_llama(
+        path: Path, settings: ModelSettings, seed: int, cache_dir: Any, slot: str = ""
+    ) -> tuple[Any, Any]:
         loaded.append(slot)
         return SimpleNamespace(_input_ids=[]), None
 
     monkeypatch.setattr(llamacpp, "load_llama", load_llama)
     monkeypatch.setattr(llamacpp.LlamaCppLLM, "_chat_formatter", staticmethod(lambda llama: None))
-    llm = llamacpp.LlamaCppLLM(Path("m.gguf"), ModelSettings(kv_caches=caches), SamplingSettings(), slot="compressor")
+    llm = llamacpp.LlamaCppLLM(
+        Path("m.gguf"), ModelSettings(kv_caches=caches), SamplingSettings(), slot="compressor"
+    )
     return llm.load(), loaded
 
 

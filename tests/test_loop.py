@@ -31,12 +31,17 @@ ROUND_1 = [
     open_("no-such-doc#3"),
     search(Q.lower()),  # repeats hop 0: code searches the best candidate instead
 ]
-UPDATE_1 = update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
-                  uncertainties=["is the birth year confirmed?"], next_plan=["check the birth year"])
+UPDATE_1 = update(
+    facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
+    uncertainties=["is the birth year confirmed?"],
+    next_plan=["check the birth year"],
+)
 
 
 def make_agent(settings: Settings, corpus: MemoryCorpus, llm: ScriptedLLM, **budget) -> ResearchAgent:
-    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 4, **budget})})
+    settings = settings.model_copy(
+        update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 4, **budget})}
+    )
     return ResearchAgent(llm, llm, corpus, settings, RunStore(settings.runs_db))
 
 
@@ -49,8 +54,10 @@ def run(agent: ResearchAgent, question: str = Q):
 def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
         constraints("Karn Point Lighthouse", "year"),
-        *ROUND_1, UPDATE_1,
-        finish("1849"), update(answer="1849"),
+        *ROUND_1,
+        UPDATE_1,
+        finish("1849"),
+        update(answer="1849"),
         final("1849", "E2"),
     )
     events, result = run(make_agent(settings, orrin, llm))
@@ -60,12 +67,20 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert result.llm_calls == len(llm.calls) == 7 and result.peak_prompt_tokens > 0
 
     steps = [e for e in events if isinstance(e, StepTaken)]
-    assert [(s.tool, s.by) for s in steps] == [("search", "code"), ("search", "code"), ("open", "planner"),
-                                              ("search", "code"), ("finish", "planner")]
+    assert [(s.tool, s.by) for s in steps] == [
+        ("search", "code"),
+        ("search", "code"),
+        ("open", "planner"),
+        ("search", "code"),
+        ("finish", "planner"),
+    ]
     assert steps[2].summary == "unknown id"
     # Hop 0 is the question, hop 1 the best candidate; the repeated query was replaced by the next one.
     assert orrin.searches == [Q, "Ada Vellacott", "Orrin Lights Board"]
-    assert result.searches == orrin.searches and result.first_retrieved[:2] == ["karn-point#0", "ada-vellacott#0"]
+    assert result.searches == orrin.searches and result.first_retrieved[:2] == [
+        "karn-point#0",
+        "ada-vellacott#0",
+    ]
     rounds = [e for e in events if isinstance(e, RoundCompressed)]
     assert [r.end_reason for r in rounds] == ["steps", "finish"]
     assert [e.reason for e in events if isinstance(e, Converged)] == ["answered"]
@@ -74,7 +89,10 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     first_prompt = llm.calls[1].messages
     opening = first_prompt[1]["content"]
     assert opening.startswith(f"Question: {Q}") and f'search "{Q}" found 3' in opening
-    assert 'search "Ada Vellacott" found' in opening and "1. Orrin Lights Board — named in Karn Point Lighthouse" in opening
+    assert (
+        'search "Ada Vellacott" found' in opening
+        and "1. Orrin Lights Board — named in Karn Point Lighthouse" in opening
+    )
     assert "open failed" in llm.calls[2].messages[-1]["content"]
     replaced = RunStore(settings.runs_db).rounds(result.run_id)[0]["trajectory"]["steps"][3]
     assert "code searched 'Orrin Lights Board' instead" in replaced["observation"]
@@ -91,12 +109,17 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     assert store.run(result.run_id)["status"] == "answered"
 
 
-def test_the_final_answer_sees_the_quotes_and_the_draft_but_no_inference(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_the_final_answer_sees_the_quotes_and_the_draft_but_no_inference(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     wrong_inference = {"text": "Jonas Pell designed it", "evidence_ids": ["E1"], "inference": True}
     stated = {"text": "Ada Vellacott designed it", "evidence_ids": ["E1"], "inference": False}
     llm = ScriptedLLM().enqueue(
-        constraints(), *ROUND_1,
-        UPDATE_1, finish("1849"), update(answer="Jonas Pell", conclusions=[wrong_inference, stated]),
+        constraints(),
+        *ROUND_1,
+        UPDATE_1,
+        finish("1849"),
+        update(answer="Jonas Pell", conclusions=[wrong_inference, stated]),
         final("1849", "E2"),
     )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=2))
@@ -142,7 +165,9 @@ def test_a_broken_search_is_an_observation(settings: Settings, orrin: MemoryCorp
         def search(self, query: str, k: int = 5):
             raise CorpusError("the index is damaged")
 
-    llm = ScriptedLLM().enqueue(constraints(), search("anything"), finish("no idea"), update(), final("no idea"))
+    llm = ScriptedLLM().enqueue(
+        constraints(), search("anything"), finish("no idea"), update(), final("no idea")
+    )
     events, _ = run(make_agent(settings, Broken(chunks=orrin.chunks), llm, max_rounds=1))
     assert any(isinstance(e, StepTaken) and "damaged" in e.summary for e in events)
     assert "search failed: the index is damaged" in llm.calls[2].messages[-1]["content"]
@@ -163,8 +188,12 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "running" and len(store.rounds(run_id)) == 1
 
-    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott"), finish("1849"),
-                                 update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
+    llm2 = ScriptedLLM().enqueue(
+        search("Ada Vellacott"),
+        finish("1849"),
+        update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"),
+        final("1849", "E2"),
+    )
     resumed = list(make_agent(settings, orrin, llm2).resume(run_id))
     # The searches of the first sitting are remembered: the repeat is replaced by a candidate, by code.
     again = [(e.argument, e.by) for e in resumed if isinstance(e, StepTaken) and e.tool == "search"]
@@ -180,7 +209,9 @@ def test_resume_continues_after_an_interruption(settings: Settings, orrin: Memor
     assert again[-1].result.answer == "1849"
 
 
-def test_a_model_error_mid_run_marks_it_failed_and_resume_continues_it(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_model_error_mid_run_marks_it_failed_and_resume_continues_it(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     def server_gone(messages, schema):
         raise ModelError("cannot reach the model server http://127.0.0.1:9: refused; is it running?")
 
@@ -193,8 +224,12 @@ def test_a_model_error_mid_run_marks_it_failed_and_resume_continues_it(settings:
     store = RunStore(settings.runs_db)
     assert store.run(run_id)["status"] == "failed" and store.run(run_id)["result"] is None
     assert len(store.rounds(run_id)) == 1  # the finished round is kept
-    llm2 = ScriptedLLM().enqueue(search("Ada Vellacott"), finish("1849"),
-                                 update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"), final("1849", "E2"))
+    llm2 = ScriptedLLM().enqueue(
+        search("Ada Vellacott"),
+        finish("1849"),
+        update(facts=["She was born on 3 May 1849 in Port Saltry"], answer="1849"),
+        final("1849", "E2"),
+    )
     result = list(make_agent(settings, orrin, llm2).resume(run_id))[-1].result
     assert result.status == RunStatus.ANSWERED and store.run(run_id)["status"] == "answered"
 
@@ -204,12 +239,24 @@ def test_unknown_run_id(settings: Settings, orrin: MemoryCorpus) -> None:
         list(make_agent(settings, orrin, ScriptedLLM()).resume("nope"))
 
 
-def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     def crash(messages, schema):
         raise KeyboardInterrupt
 
-    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(
-        facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"], answer="1849"), crash)
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        *ROUND_1,
+        update(
+            facts=[
+                "Ada Vellacott designed the Karn Point Lighthouse",
+                "Ada Vellacott was born on 3 May 1849",
+            ],
+            answer="1849",
+        ),
+        crash,
+    )
     events = make_agent(settings, orrin, llm).ask(Q)
     started = next(events)
     with pytest.raises(KeyboardInterrupt):
@@ -224,68 +271,110 @@ def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings,
     from retrac_local.state import Evidence, ResearchState
 
     quote = "She was born on 3 May 1849 in Port Saltry."
-    state = ResearchState(question=Q, answer="1921",
-                          evidence=[Evidence(id="E1", fact="born 1849", source="a#0", quote=quote, verified="yes")])
+    state = ResearchState(
+        question=Q,
+        answer="1921",
+        evidence=[Evidence(id="E1", fact="born 1849", source="a#0", quote=quote, verified="yes")],
+    )
     assert not answer_supported(state)
     assert answer_supported(state.model_copy(update={"answer": "1849"}))
     assert answer_supported(state.model_copy(update={"answer": "no"}))
     assert not answer_supported(state.model_copy(update={"answer": "1849", "evidence": []}))
 
 
-def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_long_horizon_budget_refuses_early_finishes_and_delays_convergence(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     llm = ScriptedLLM().enqueue(
         constraints(),
-        finish("1856"), search("Karn Point Lighthouse designer"),  # after hop 0
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"],
-               answer="1849"),  # would converge: but only 2 calls made
-        search("Jonas Pell"), update(facts=["Jonas Pell was born in 1856"], answer="1849"),  # after the lead, by code
+        finish("1856"),
+        search("Karn Point Lighthouse designer"),  # after hop 0
+        update(
+            facts=[
+                "Ada Vellacott designed the Karn Point Lighthouse",
+                "Ada Vellacott was born on 3 May 1849",
+            ],
+            answer="1849",
+        ),  # would converge: but only 2 calls made
+        search("Jonas Pell"),
+        update(facts=["Jonas Pell was born in 1856"], answer="1849"),  # after the lead, by code
         final("1849", "E2"),
     )
-    agent = make_agent(settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3, min_round_tokens=0,
-                       opening_searches=1)
+    agent = make_agent(
+        settings, orrin, llm, max_steps_per_round=2, min_tool_calls=3, min_round_tokens=0, opening_searches=1
+    )
     events, result = run(agent)
     assert result.answer == "1849" and result.rounds == 2 and result.stop_reason == "answered"
     first = agent.store.rounds(result.run_id)[0]["trajectory"]
     assert first["steps"][1]["tool"] == "finish" and first["steps"][1]["error"] == "too early"
     assert "2 more tool call(s)" in llm.calls[2].messages[-1]["content"]
     steps = [(e.tool, e.by) for e in events if isinstance(e, StepTaken)]
-    assert steps == [("search", "code"), ("finish", "planner"), ("search", "planner"), ("search", "code"), ("search", "planner")]
+    assert steps == [
+        ("search", "code"),
+        ("finish", "planner"),
+        ("search", "planner"),
+        ("search", "code"),
+        ("search", "planner"),
+    ]
     assert orrin.searches[2] == "Orrin Lights Board"  # round 2 starts on the lead the first hop names
 
 
-def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     settings = settings.model_copy(update={"budget": Settings(home=settings.home).budget})
     llm = ScriptedLLM().enqueue(
-        constraints(), update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"), final("1849", "E2"))
+        constraints(),
+        update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
+        final("1849", "E2"),
+    )
     events, result = run(ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db)))
     assert [(e.argument, e.by) for e in events if isinstance(e, StepTaken)] == [
-        (Q, "code"), ("Ada Vellacott", "code"), ("Orrin Lights Board", "code")]
+        (Q, "code"),
+        ("Ada Vellacott", "code"),
+        ("Orrin Lights Board", "code"),
+    ]
     assert [c.schema.__name__ for c in llm.calls] == ["ConstraintsDraft", "StateUpdate", "FinalAnswer"]
     assert result.status == RunStatus.ANSWERED and result.answer == "1849"
 
 
-def test_calculate_results_reach_the_planner_and_the_compressor(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_calculate_results_reach_the_planner_and_the_compressor(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     q = "How old was the engineer who designed the Karn Point Lighthouse when it was first lit?"
     llm = ScriptedLLM().enqueue(
         constraints(),  # hops 0 and 1 by code
-        {"gap": "age at first lighting", "call": {"tool": "calculate", "expression": "years_between(1849-05-03, 1887-03-14)"}},
+        {
+            "gap": "age at first lighting",
+            "call": {"tool": "calculate", "expression": "years_between(1849-05-03, 1887-03-14)"},
+        },
         finish("37"),
-        update(facts=["The light was first lit on 14 March 1887", "Ada Vellacott was born on 3 May 1849"], answer="37",
-               conclusions=[{"text": "She was 37 when it was first lit", "evidence_ids": ["E1", "E2"], "inference": True}]),
+        update(
+            facts=["The light was first lit on 14 March 1887", "Ada Vellacott was born on 3 May 1849"],
+            answer="37",
+            conclusions=[
+                {"text": "She was 37 when it was first lit", "evidence_ids": ["E1", "E2"], "inference": True}
+            ],
+        ),
         final("37", "E1", "E2"),
     )
     events, result = run(make_agent(settings, orrin, llm), q)
     assert result.answer == "37"
     assert "calculate years_between(1849-05-03, 1887-03-14) = 37" in llm.calls[2].messages[-1]["content"]
     compressor_prompt = llm.calls[3].messages[-1]["content"]
-    assert "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37" in compressor_prompt
+    assert (
+        "3. calculate 'years_between(1849-05-03, 1887-03-14)' → years_between(1849-05-03, 1887-03-14) = 37"
+        in compressor_prompt
+    )
 
 
-def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_alone(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_alone(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     q = "Zzyzx qwerty?"
     llm = ScriptedLLM().enqueue(
-        constraints(),                                    # slot 1: hop 0 finds nothing
-        search("Karn Point Lighthouse designer"),         # slot 2: the same round goes on
+        constraints(),  # slot 1: hop 0 finds nothing
+        search("Karn Point Lighthouse designer"),  # slot 2: the same round goes on
         update(facts=["The tower was designed by Ada Vellacott"], answer="1849"),
         final("1849", "E1"),
     )
@@ -304,8 +393,14 @@ def test_a_round_that_found_nothing_new_is_carried_into_the_next_not_compressed_
 
 def test_the_token_budget_stops_a_run_with_its_best_answer(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Karn Point Lighthouse designer"), finish("1849"),
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="1850", uncertainties=["birth year?"]),
+        constraints(),
+        search("Karn Point Lighthouse designer"),
+        finish("1849"),
+        update(
+            facts=["Ada Vellacott designed the Karn Point Lighthouse"],
+            answer="1850",
+            uncertainties=["birth year?"],
+        ),
         final("1849"),  # a draft no sentence states does not converge
     )
     agent = make_agent(settings, orrin, llm, max_tokens=600)
@@ -314,10 +409,14 @@ def test_the_token_budget_stops_a_run_with_its_best_answer(settings: Settings, o
     assert result.rounds == 1 and result.answer == "1849"
 
 
-def test_a_round_ends_when_its_raw_trajectory_passes_the_token_threshold(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_round_ends_when_its_raw_trajectory_passes_the_token_threshold(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Karn Point Lighthouse designer"),  # one observation passes 200 tokens
-        update(facts=["The tower was designed by the civil engineer Ada Vellacott"]), final("unknown"),
+        constraints(),
+        search("Karn Point Lighthouse designer"),  # one observation passes 200 tokens
+        update(facts=["The tower was designed by the civil engineer Ada Vellacott"]),
+        final("unknown"),
     )
     long_text = " ".join(["The harbour records list every keeper and every storm of the decade."] * 20)
     orrin.add("karn-records", "Karn Point Lighthouse designer records", long_text)
@@ -334,8 +433,11 @@ def test_the_time_budget_stops_a_run(settings: Settings, orrin: MemoryCorpus) ->
 
 def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), search("Jonas Pell"), search("Pell Jonas"),
-        update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]), final("1856"),
+        constraints(),
+        search("Jonas Pell"),
+        search("Pell Jonas"),
+        update(facts=["Jonas Pell was a lighthouse engineer born in 1856"]),
+        final("1856"),
     )
     one = MemoryCorpus().add("jonas-pell", "Jonas Pell", orrin.chunks["jonas-pell#0"].text)
     agent = make_agent(settings, one, llm, max_rounds=1, max_steps_per_round=6)
@@ -344,8 +446,11 @@ def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: Memory
     # Hops 0 and 1 by code (the question's name of two words before the texts' one-word name); the
     # planner's repeat of hop 1 is replaced by the candidate left, its second repeat finds none, which
     # ends the round.
-    assert [(s["argument"], s["by"]) for s in steps] == [("Who was Jonas Pell?", "code"), ("Jonas Pell", "code"),
-                                                        ("Orley", "code")]
+    assert [(s["argument"], s["by"]) for s in steps] == [
+        ("Who was Jonas Pell?", "code"),
+        ("Jonas Pell", "code"),
+        ("Orley", "code"),
+    ]
     assert agent.store.rounds(result.run_id)[0]["stats"]["end_reason"] == "repeats"
     assert steps[2]["candidates"] == [{"query": "Orley", "origin": "named in Jonas Pell"}]
     assert result.searches == one.searches == ["Who was Jonas Pell?", "Jonas Pell", "Orley"]
@@ -353,8 +458,11 @@ def test_a_repeated_search_is_never_made_again(settings: Settings, orrin: Memory
 
 def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), pick(2), pick(6),  # a number past the list takes the last candidate
-        update(facts=["Ada Vellacott was born on 3 May 1849"]), final("1849"),
+        constraints(),
+        pick(2),
+        pick(6),  # a number past the list takes the last candidate
+        update(facts=["Ada Vellacott was born on 3 May 1849"]),
+        final("1849"),
     )
     agent = make_agent(settings, orrin, llm, max_rounds=1, max_steps_per_round=4)
     _, result = run(agent)
@@ -370,12 +478,15 @@ def test_an_answer_must_be_stated_by_the_evidence_it_cites(settings: Settings, o
     first. An answer that no single quote holds must be backed by what is cited, not by any piece
     of the state."""
     facts = ["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"]
-    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(facts=facts, answer="1849"), final("1849", "E1"))
+    llm = ScriptedLLM().enqueue(
+        constraints(), *ROUND_1, update(facts=facts, answer="1849"), final("1849", "E1")
+    )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0))
     assert [c.evidence_id for c in result.citations] == ["E2", "E1"] and result.caveat is None
 
-    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(facts=facts, answer="1849"),
-                                final("Port Saltry, 1849", "E1"))
+    llm = ScriptedLLM().enqueue(
+        constraints(), *ROUND_1, update(facts=facts, answer="1849"), final("Port Saltry, 1849", "E1")
+    )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0))
     assert [c.evidence_id for c in result.citations] == ["E1"]
     assert result.caveat == "the answer states what its cited evidence does not: 1849, Port, Saltry"

@@ -15,7 +15,12 @@ from tests.conftest import DEMO_DOCS
 pytestmark = pytest.mark.slow
 BUCKET = "team-collection"
 # Fail fast when the store is down, instead of retrying for minutes.
-FAST_FAIL = {"client_max_retries": "1", "client_retry_timeout": "5", "connect_timeout": "2s", "timeout": "10s"}
+FAST_FAIL = {
+    "client_max_retries": "1",
+    "client_retry_timeout": "5",
+    "connect_timeout": "2s",
+    "timeout": "10s",
+}
 
 
 class Store:
@@ -45,14 +50,19 @@ class Store:
 def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
     import boto3
 
-    for key, value in {"AWS_ACCESS_KEY_ID": "retrac-test", "AWS_SECRET_ACCESS_KEY": "retrac-test",
-                       "AWS_DEFAULT_REGION": "us-east-1"}.items():
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "retrac-test",
+        "AWS_SECRET_ACCESS_KEY": "retrac-test",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
         monkeypatch.setenv(key, value)
     store = Store()
     boto3.client("s3", endpoint_url=store.endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
     monkeypatch.setenv("RETRAC_CORPUS__URI", f"s3://{BUCKET}/retrac")
-    monkeypatch.setenv("RETRAC_CORPUS__STORAGE_OPTIONS", json.dumps(
-        {"endpoint": store.endpoint, "region": "us-east-1", "allow_http": "true", **FAST_FAIL}))
+    monkeypatch.setenv(
+        "RETRAC_CORPUS__STORAGE_OPTIONS",
+        json.dumps({"endpoint": store.endpoint, "region": "us-east-1", "allow_http": "true", **FAST_FAIL}),
+    )
     yield store
     store.stop()
 
@@ -86,14 +96,28 @@ def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: 
     # Another machine (another home, no manifest, no meta.json) opens the same collection.
     other = _app(tmp_path / "other-home")
     assert other.corpus.exists() and other.corpus.count() == app.corpus.count()
-    assert other.search("Who designed the Karn Point Lighthouse?", k=1)[0].chunk.doc_id == "karn-point-lighthouse"
+    assert (
+        other.search("Who designed the Karn Point Lighthouse?", k=1)[0].chunk.doc_id
+        == "karn-point-lighthouse"
+    )
 
     q = "Who designed the Karn Point Lighthouse?"
-    llm = ScriptedLLM().enqueue(constraints(), open_("no-such#1"), search(q.lower()),
-                                update(facts=["Ada Vellacott designed the Karn Point Lighthouse"]),
-                                finish("Ada Vellacott"), update(answer="Ada Vellacott"), final("Ada Vellacott", "E1"))
-    settings = other.settings.model_copy(update={"budget": other.settings.budget.model_copy(
-        update={"max_steps_per_round": 4, "opening_searches": 2})})
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        open_("no-such#1"),
+        search(q.lower()),
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"]),
+        finish("Ada Vellacott"),
+        update(answer="Ada Vellacott"),
+        final("Ada Vellacott", "E1"),
+    )
+    settings = other.settings.model_copy(
+        update={
+            "budget": other.settings.budget.model_copy(
+                update={"max_steps_per_round": 4, "opening_searches": 2}
+            )
+        }
+    )
     agent = ResearchAgent(llm, llm, other.corpus, settings, other.runs)
     result = [e for e in agent.ask(q) if isinstance(e, RunFinished)][0].result
     assert result.status == RunStatus.ANSWERED and result.citations
@@ -101,7 +125,8 @@ def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: 
 
 
 def test_a_store_that_goes_away_mid_ingest_is_a_clear_error_and_the_same_command_finishes(
-        s3: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    s3: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from retrac_local.corpus import ingest
     from retrac_local.corpus.ingest import Ingester
     from retrac_local.errors import StoreError
@@ -114,9 +139,16 @@ def test_a_store_that_goes_away_mid_ingest_is_a_clear_error_and_the_same_command
         if event == "progress" and data.get("files_done") == 4:
             s3.stop()
 
-    with pytest.raises(StoreError, match=r"cannot reach the corpus store s3://.*check that the object store is up"):
-        Ingester(app.corpus, r.chunk_words, r.chunk_overlap_words, stop_after_the_first_commit,
-                 limits=app.settings.ingest).run([DEMO_DOCS])
+    with pytest.raises(
+        StoreError, match=r"cannot reach the corpus store s3://.*check that the object store is up"
+    ):
+        Ingester(
+            app.corpus,
+            r.chunk_words,
+            r.chunk_overlap_words,
+            stop_after_the_first_commit,
+            limits=app.settings.ingest,
+        ).run([DEMO_DOCS])
     s3.restart()
     app = _app(tmp_path / "home")  # a new process, as a person would run it
     report = app.ingest([DEMO_DOCS])

@@ -21,7 +21,8 @@ def test_ingest_search_and_ask_open_no_socket(settings: Settings, monkeypatch: p
     with pytest.raises(OSError, match="network access attempted"):
         socket.socket(socket.AF_INET, socket.SOCK_STREAM)  # the guard works
     llm = ScriptedLLM().enqueue(
-        constraints(), finish("Ada Vellacott"),  # after two searches by code
+        constraints(),
+        finish("Ada Vellacott"),  # after two searches by code
         update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
         final("Ada Vellacott"),
     )

@@ -29,7 +29,11 @@ class Counting(kill_target.Deterministic):
         return super().generate(messages, **kwargs)
 
     def _reply(self, messages: Any, schema: str) -> dict[str, Any]:
-        return {"answer": self.final, "evidence_ids": []} if schema == "FinalAnswer" else super()._reply(messages, schema)
+        return (
+            {"answer": self.final, "evidence_ids": []}
+            if schema == "FinalAnswer"
+            else super()._reply(messages, schema)
+        )
 
 
 def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
@@ -44,8 +48,15 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
     result = [e for e in app.ask(QUESTION)][-1].result  # type: ignore[union-attr]
     stored = app.runs.run(result.run_id)["result"]
     results = tmp_path / "results.jsonl"
-    row = {"mode": "retrac", "run_id": result.run_id, "question": QUESTION, "gold": ["1849"],
-           "answer": result.answer, "f1": 0.0, "status": str(result.status)}
+    row = {
+        "mode": "retrac",
+        "run_id": result.run_id,
+        "question": QUESTION,
+        "gold": ["1849"],
+        "answer": result.answer,
+        "f1": 0.0,
+        "status": str(result.status),
+    }
     results.write_text(json.dumps(row) + "\n" + json.dumps({**row, "mode": "rag", "run_id": "rag-1"}) + "\n")
 
     model.final = "1849"  # the changed final answer
@@ -54,5 +65,7 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
     assert [(r["before"], r["after"], r["after_f1"]) for r in lines] == [("1856", "1849", 1.0)]
     assert app.runs.run(result.run_id)["result"] == stored  # the evaluation's store is not changed
     calls = model.calls
-    assert replay(results, out, app=app) == lines and model.calls == calls  # done lines are not answered again
+    assert (
+        replay(results, out, app=app) == lines and model.calls == calls
+    )  # done lines are not answered again
     assert len(out.read_text().splitlines()) == 1

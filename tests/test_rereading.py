@@ -19,9 +19,20 @@ BIRTH = "She was born on 3 May 1849 in Port Saltry, the daughter of a ship's cha
 
 
 def _held(orrin: MemoryCorpus, quote: str) -> ResearchState:
-    return ResearchState(question=Q, evidence=[Evidence(
-        id="E1", fact="Ada Vellacott designed the Karn Point Lighthouse", source="karn-point#0", quote=quote,
-        verified="yes", round=1, title="Karn Point Lighthouse")])
+    return ResearchState(
+        question=Q,
+        evidence=[
+            Evidence(
+                id="E1",
+                fact="Ada Vellacott designed the Karn Point Lighthouse",
+                source="karn-point#0",
+                quote=quote,
+                verified="yes",
+                round=1,
+                title="Karn Point Lighthouse",
+            )
+        ],
+    )
 
 
 def test_the_passages_are_the_relevant_sentences_the_evidence_does_not_quote(orrin: MemoryCorpus) -> None:
@@ -31,7 +42,10 @@ def test_the_passages_are_the_relevant_sentences_the_evidence_does_not_quote(orr
     assert LINK not in texts and len(texts) == 2  # quoted already: not offered twice
     assert BIRTH in texts  # the year the question asks for, from the second hop's text
     shown = rereading.render(found)
-    assert shown.startswith("Passages read again") and f"[P{texts.index(BIRTH) + 1}] (Ada Vellacott) {BIRTH}" in shown
+    assert (
+        shown.startswith("Passages read again")
+        and f"[P{texts.index(BIRTH) + 1}] (Ada Vellacott) {BIRTH}" in shown
+    )
     assert rereading.passages(chunks, _held(orrin, LINK), [], 0) == [] and rereading.render([]) == ""
 
 
@@ -43,11 +57,19 @@ def test_a_cited_passage_becomes_verified_evidence_with_the_next_id(orrin: Memor
     assert cited == ["E1", "E2", "E7"]  # an id that is no passage is left for the citation check
     added = state.evidence[-1]
     assert (added.id, added.quote, added.fact, added.source, added.verified) == (
-        "E2", BIRTH, BIRTH, "ada-vellacott#0", "yes")
+        "E2",
+        BIRTH,
+        BIRTH,
+        "ada-vellacott#0",
+        "yes",
+    )
 
 
-def test_the_final_answer_can_cite_a_sentence_the_compressor_left_out(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_the_final_answer_can_cite_a_sentence_the_compressor_left_out(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     """The compressor kept only the link; the year stands in a sentence it did not keep."""
+
     def answer_from_passage(messages, schema):
         prompt = messages[-1]["content"]
         assert "Evidence:" in prompt and "Passages read again" in prompt
@@ -55,9 +77,11 @@ def test_the_final_answer_can_cite_a_sentence_the_compressor_left_out(settings: 
         return final("1849", ref)
 
     llm = ScriptedLLM().enqueue(
-        constraints(), *ROUND_1,
+        constraints(),
+        *ROUND_1,
         update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], next_plan=["find her birth year"]),
-        finish("1849"), update(answer="1849"),
+        finish("1849"),
+        update(answer="1849"),
         answer_from_passage,
     )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=2))
@@ -66,19 +90,32 @@ def test_the_final_answer_can_cite_a_sentence_the_compressor_left_out(settings: 
     assert [(c.chunk_id, c.quote) for c in result.citations] == [("ada-vellacott#0", BIRTH)]
 
 
-def test_with_no_passages_the_final_answer_reads_the_evidence_alone(settings: Settings, orrin: MemoryCorpus) -> None:
-    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, update(facts=["Ada Vellacott designed the Karn Point Lighthouse"]),
-                                finish("1849"), update(answer="1849"), final("1849"))
+def test_with_no_passages_the_final_answer_reads_the_evidence_alone(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        *ROUND_1,
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"]),
+        finish("1849"),
+        update(answer="1849"),
+        final("1849"),
+    )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=2, final_passages=0))
     assert "Passages" not in llm.calls[-1].messages[-1]["content"]
-    assert result.caveat is not None and result.caveat.startswith("not found")  # the year is in no evidence it read
+    assert result.caveat is not None and result.caveat.startswith(
+        "not found"
+    )  # the year is in no evidence it read
 
 
 def test_an_answer_the_question_names_is_asked_again_once(settings: Settings, orrin: MemoryCorpus) -> None:
     question = "Which engineer designed the Karn Point Lighthouse?"
     llm = ScriptedLLM().enqueue(
-        constraints(), *ROUND_1, update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="Ada Vellacott"),
-        final("Karn Point Lighthouse", "E1"), final("Ada Vellacott", "E1"),
+        constraints(),
+        *ROUND_1,
+        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], answer="Ada Vellacott"),
+        final("Karn Point Lighthouse", "E1"),
+        final("Ada Vellacott", "E1"),
     )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1), question)
     assert result.answer == "Ada Vellacott" and result.status == RunStatus.ANSWERED
@@ -92,11 +129,18 @@ def test_an_answer_the_question_names_is_asked_again_once(settings: Settings, or
     assert "Ada Vellacott" in again[-1]["content"].split("these names from the texts")[1]
 
 
-def test_a_finished_run_is_answered_again_from_its_last_state(settings: Settings, orrin: MemoryCorpus) -> None:
+def test_a_finished_run_is_answered_again_from_its_last_state(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), *ROUND_1,
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"]),
-        finish("1849"), update(answer="1849"), final("1850"),
+        constraints(),
+        *ROUND_1,
+        update(
+            facts=["Ada Vellacott designed the Karn Point Lighthouse", "Ada Vellacott was born on 3 May 1849"]
+        ),
+        finish("1849"),
+        update(answer="1849"),
+        final("1850"),
     )
     agent = make_agent(settings, orrin, llm, max_rounds=2)
     _, first = run(agent)
@@ -110,11 +154,15 @@ def test_a_finished_run_is_answered_again_from_its_last_state(settings: Settings
 
 
 def test_a_passage_that_states_the_answer_is_cited_when_the_model_cites_only_the_link(
-        settings: Settings, orrin: MemoryCorpus) -> None:
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
     llm = ScriptedLLM().enqueue(
-        constraints(), *ROUND_1,
+        constraints(),
+        *ROUND_1,
         update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], next_plan=["find her birth year"]),
-        finish("1849"), update(answer="1849"), final("3 May 1849", "E1"),
+        finish("1849"),
+        update(answer="1849"),
+        final("3 May 1849", "E1"),
     )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=2))
     assert [c.quote for c in result.citations][0] == BIRTH and result.caveat is None

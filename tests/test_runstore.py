@@ -10,9 +10,18 @@ def test_migrations_are_recorded_once_and_rounds_round_trip(tmp_path: Path) -> N
     path = tmp_path / "runs.sqlite"
     store = RunStore(path)
     run_id = store.create_run("Q?", {"question": "Q?"}, {"budget": {}})
-    call = {"iteration": 1, "role": "planner", "purpose": "action", "prompt_tokens": 10, "completion_tokens": 2,
-            "cached_tokens": 0, "seconds": 0.5}
-    store.save_round(run_id, 1, {"question": "Q?"}, {"steps": []}, {"evidence_added": []}, {"seconds": 1.0}, [call, call])
+    call = {
+        "iteration": 1,
+        "role": "planner",
+        "purpose": "action",
+        "prompt_tokens": 10,
+        "completion_tokens": 2,
+        "cached_tokens": 0,
+        "seconds": 0.5,
+    }
+    store.save_round(
+        run_id, 1, {"question": "Q?"}, {"steps": []}, {"evidence_added": []}, {"seconds": 1.0}, [call, call]
+    )
     store.close()
     again = RunStore(path)  # reopening applies nothing twice
     names = [r[0] for r in again.db.execute("SELECT name FROM migrations")]
@@ -30,9 +39,25 @@ def test_a_round_is_saved_whole_or_not_at_all(tmp_path: Path) -> None:
     run_id = store.create_run("Q?", {}, {})
     store.save_round(run_id, 1, {}, {}, {}, {}, [])
     with pytest.raises(StoreError):  # the same round twice: the transaction is rolled back
-        store.save_round(run_id, 1, {"x": 1}, {}, {}, {}, [{"iteration": 1, "role": "p", "purpose": "a",
-                                                            "prompt_tokens": 1, "completion_tokens": 1,
-                                                            "cached_tokens": 0, "seconds": 0.1}])
+        store.save_round(
+            run_id,
+            1,
+            {"x": 1},
+            {},
+            {},
+            {},
+            [
+                {
+                    "iteration": 1,
+                    "role": "p",
+                    "purpose": "a",
+                    "prompt_tokens": 1,
+                    "completion_tokens": 1,
+                    "cached_tokens": 0,
+                    "seconds": 0.1,
+                }
+            ],
+        )
     assert store.calls(run_id) == [] and store.rounds(run_id)[0]["state"] == {}
 
 

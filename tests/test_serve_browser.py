@@ -40,8 +40,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(home)}
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "retrac_local.cli.main", "serve", "--port", str(port)],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "retrac_local.cli.main", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -50,7 +55,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             break
         except OSError:
             if process.poll() is not None:
-                raise AssertionError(f"retrac serve exited: {process.stdout.read() if process.stdout else ''}") from None
+                raise AssertionError(
+                    f"retrac serve exited: {process.stdout.read() if process.stdout else ''}"
+                ) from None
             time.sleep(0.2)
     print(f"\nretrac serve answered after {time.perf_counter() - started:.1f} s")
     yield url
@@ -61,12 +68,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("Chromium or chromedriver is not installed (Debian: apt-get install chromium chromium-driver; "
-                    "`make chromium` does it)")
+        pytest.skip(
+            "Chromium or chromedriver is not installed (Debian: apt-get install chromium chromium-driver; "
+            "`make chromium` does it)"
+        )
     webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (make setup)")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,1400"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1100,1400",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
     yield driver

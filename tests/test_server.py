@@ -38,9 +38,26 @@ def server() -> Iterator[str]:
     if not model.exists():
         pytest.skip(f"{model} is not in place (make models)")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-                             "--port", str(port), "--n_ctx", "8192", "--verbose", "false"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+            "--verbose",
+            "false",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -58,10 +75,19 @@ def server() -> Iterator[str]:
 
 
 def test_constrained_json_through_the_server(server: str) -> None:
-    llm = ServerLLM(ModelSettings(url=server, schema_format="json_object", n_ctx=8192), SamplingSettings()).check()
-    messages = [{"role": "user", "content": 'Reply with one JSON action: search for "Karn Point Lighthouse".'}]
+    llm = ServerLLM(
+        ModelSettings(url=server, schema_format="json_object", n_ctx=8192), SamplingSettings()
+    ).check()
+    messages = [
+        {"role": "user", "content": 'Reply with one JSON action: search for "Karn Point Lighthouse".'}
+    ]
     generation = llm.generate(messages, schema=Action, max_tokens=80)
-    assert isinstance(generation.parsed, Action) and generation.parsed.call.tool in ("search", "open", "calculate", "finish")
+    assert isinstance(generation.parsed, Action) and generation.parsed.call.tool in (
+        "search",
+        "open",
+        "calculate",
+        "finish",
+    )
     assert generation.usage.prompt_tokens > 0 and generation.usage.completion_tokens > 0
     assert llm.count_tokens("Karn Point Lighthouse") < 10  # counted by the server's tokenizer
     with pytest.raises(ModelError, match="cannot reach the model server"):
@@ -70,15 +96,24 @@ def test_constrained_json_through_the_server(server: str) -> None:
 
 def test_retrac_ask_runs_on_the_server(server: str, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
-    env |= {"RETRAC_HOME": str(tmp_path / "home"), "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
-            "RETRAC_BUDGET__MAX_ROUNDS": "1", "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "2",
-            "RETRAC_BUDGET__OPENING_SEARCHES": "1"}  # the planner's own step goes through the server too
+    env |= {
+        "RETRAC_HOME": str(tmp_path / "home"),
+        "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
+        "RETRAC_BUDGET__MAX_ROUNDS": "1",
+        "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "2",
+        "RETRAC_BUDGET__OPENING_SEARCHES": "1",
+    }  # the planner's own step goes through the server too
     for role in ("PLANNER", "COMPRESSOR"):
         env |= {f"RETRAC_{role}__URL": server, f"RETRAC_{role}__SCHEMA_FORMAT": "json_object"}
     cli = [sys.executable, "-m", "retrac_local.cli.main"]
     subprocess.run([*cli, "ingest", str(DEMO_DOCS)], env=env, check=True, capture_output=True, timeout=300)
-    out = subprocess.run([*cli, "ask", "Who founded the Gull Line ferry company?", "--json"], env=env,
-                         capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [*cli, "ask", "Who founded the Gull Line ferry company?", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode in (0, 2), out.stderr[-2000:]
     result = json.loads(out.stdout)
     assert result["llm_calls"] >= 3 and result["prompt_tokens"] > 0 and result["rounds"] == 1
@@ -88,25 +123,41 @@ def test_retrac_ask_runs_on_the_server(server: str, tmp_path: Path) -> None:
 def test_a_two_question_batch_on_a_local_ray_shares_the_server(server: str, tmp_path: Path) -> None:
     """`retrac batch` as a team would run it on one machine: two Ray workers, one model server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
-    env |= {"RETRAC_HOME": str(tmp_path / "home"), "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
-            "RETRAC_BUDGET__MAX_ROUNDS": "1", "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "1",
-            "RETRAC_BUDGET__OPENING_SEARCHES": "1"}
+    env |= {
+        "RETRAC_HOME": str(tmp_path / "home"),
+        "RETRAC_RETRIEVAL__EMBEDDER": "hashing",
+        "RETRAC_BUDGET__MAX_ROUNDS": "1",
+        "RETRAC_BUDGET__MAX_STEPS_PER_ROUND": "1",
+        "RETRAC_BUDGET__OPENING_SEARCHES": "1",
+    }
     for role in ("PLANNER", "COMPRESSOR"):
         env |= {f"RETRAC_{role}__URL": server, f"RETRAC_{role}__SCHEMA_FORMAT": "json_object"}
     cli = [sys.executable, "-m", "retrac_local.cli.main"]
     subprocess.run([*cli, "ingest", str(DEMO_DOCS)], env=env, check=True, capture_output=True, timeout=300)
     questions = tmp_path / "q.jsonl"
-    questions.write_text('{"id": "g", "question": "Who founded the Gull Line ferry company?"}\n'
-                         '{"id": "k", "question": "Who designed the Karn Point Lighthouse?"}\n')
-    out = subprocess.run([*cli, "batch", str(questions), "--out", str(tmp_path / "out"), "--workers", "2", "--json"],
-                         env=env, capture_output=True, text=True, timeout=900)
+    questions.write_text(
+        '{"id": "g", "question": "Who founded the Gull Line ferry company?"}\n'
+        '{"id": "k", "question": "Who designed the Karn Point Lighthouse?"}\n'
+    )
+    out = subprocess.run(
+        [*cli, "batch", str(questions), "--out", str(tmp_path / "out"), "--workers", "2", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     report = json.loads(out.stdout)
     assert report["total"] == 2 and "failed" not in report["written"]
     lines = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
     assert sorted(line["id"] for line in lines) == ["g", "k"]
     for line in lines:
-        shown = subprocess.run([*cli, "runs", "show", line["run_id"], "--json"], env=env, capture_output=True,
-                               text=True, timeout=120)
+        shown = subprocess.run(
+            [*cli, "runs", "show", line["run_id"], "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert shown.returncode == 0, shown.stderr[-2000:]
         assert line["question"] in shown.stdout  # the run reached the local run store through the driver

@@ -18,8 +18,10 @@ from retrac_local.config import ModelSettings, SamplingSettings, load_settings, 
 from retrac_local.errors import ConfigError, ModelError
 from retrac_local.llm.server import ServerLLM
 
-COMPLETION = {"choices": [{"message": {"content": "hello"}, "finish_reason": "stop"}],
-              "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+COMPLETION = {
+    "choices": [{"message": {"content": "hello"}, "finish_reason": "stop"}],
+    "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+}
 
 
 class Recorder:
@@ -32,8 +34,14 @@ class Recorder:
         class Handler(BaseHTTPRequestHandler):
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                recorder.requests.append({"method": self.command, "path": self.path, "headers": dict(self.headers),
-                                          "body": self.rfile.read(length).decode() if length else ""})
+                recorder.requests.append(
+                    {
+                        "method": self.command,
+                        "path": self.path,
+                        "headers": dict(self.headers),
+                        "body": self.rfile.read(length).decode() if length else "",
+                    }
+                )
                 status, headers, body = reply(self.path)
                 self.send_response(status)
                 for k, v in headers.items():
@@ -72,8 +80,9 @@ def _llm(url: str, **extra: Any) -> ServerLLM:
     return ServerLLM(ModelSettings(url=url, **extra), SamplingSettings())
 
 
-def test_a_redirect_to_another_origin_is_an_error_and_nothing_reaches_it(servers: list[Recorder],
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_redirect_to_another_origin_is_an_error_and_nothing_reaches_it(
+    servers: list[Recorder], monkeypatch: pytest.MonkeyPatch
+) -> None:
     elsewhere = Recorder(lambda path: _json(COMPLETION))
     server = Recorder(lambda path: (307, {"Location": elsewhere.url + path}, b""))
     servers += [elsewhere, server]
@@ -83,8 +92,9 @@ def test_a_redirect_to_another_origin_is_an_error_and_nothing_reaches_it(servers
     assert len(server.requests) == 1 and elsewhere.requests == []
 
 
-def test_the_environment_proxy_is_ignored_and_a_configured_one_is_used(servers: list[Recorder],
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_proxy_is_ignored_and_a_configured_one_is_used(
+    servers: list[Recorder], monkeypatch: pytest.MonkeyPatch
+) -> None:
     proxy = Recorder(lambda path: _json(COMPLETION))
     server = Recorder(lambda path: _json(COMPLETION))
     servers += [proxy, server]
@@ -117,8 +127,9 @@ def test_only_http_addresses_are_accepted_when_the_settings_load(url: str) -> No
         load_settings(planner={"url": url})
 
 
-def test_a_bad_url_and_a_failed_model_check_are_reported_and_exit_non_zero(servers: list[Recorder],
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_bad_url_and_a_failed_model_check_are_reported_and_exit_non_zero(
+    servers: list[Recorder], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("RETRAC_PLANNER__URL", "ftp://bob:hunter2@example.org/")
     result = CliRunner().invoke(cli, ["models"])
     assert result.exit_code != 0 and "hunter2" not in result.output and "Traceback" not in result.output

@@ -35,7 +35,13 @@ def hit(doc: str, index: int, score: float) -> Hit:
 
 
 def test_passages_several_of_one_document_but_no_neighbours_and_the_rest_counted() -> None:
-    ranked = [hit("manual", 4, 9), hit("manual", 5, 8), hit("manual", 9, 7), hit("notes", 0, 6), hit("manual", 1, 5)]
+    ranked = [
+        hit("manual", 4, 9),
+        hit("manual", 5, 8),
+        hit("manual", 9, 7),
+        hit("notes", 0, 6),
+        hit("manual", 1, 5),
+    ]
     chosen = select(ranked, k=3)
     assert [h.chunk.chunk_id for h in chosen] == ["manual#4", "manual#9", "notes#0"]  # manual#5 is next to #4
     assert [h.more for h in chosen] == [2, 2, 0]  # manual#5 and manual#1 were not shown
@@ -44,27 +50,35 @@ def test_passages_several_of_one_document_but_no_neighbours_and_the_rest_counted
 
 
 def test_markdown_headings_become_section_paths_outside_code_fences(tmp_path: Path) -> None:
-    text = ("# Pump manual\n\nIntro.\n\n## Install\n\nSteps.\n\n### On Linux\n\nUse apt.\n\n"
-            "```\n# not a heading\n```\n\n## Repair\n\nSeals.\n")
+    text = (
+        "# Pump manual\n\nIntro.\n\n## Install\n\nSteps.\n\n### On Linux\n\nUse apt.\n\n"
+        "```\n# not a heading\n```\n\n## Repair\n\nSeals.\n"
+    )
     assert [h[2] for h in markdown_headings(text)] == ["Pump manual", "Install", "On Linux", "Repair"]
     (tmp_path / "pump.md").write_text(text)
     doc = read_markdown(tmp_path / "pump.md")
     assert doc.title == "Pump manual"
     assert [p for _, p in doc.sections] == ["Install", "Install › On Linux", "Repair"]
-    assert text[doc.sections[1][0]:].startswith("### On Linux")
+    assert text[doc.sections[1][0] :].startswith("### On Linux")
 
 
 def test_chunks_never_cross_a_section_and_carry_its_path_and_page() -> None:
     body = FILLER * 12
     text = f"# Pump manual\n\n## Install\n\n{body}\n\n## Repair\n\n{body}\n"
     starts = [text.index("## Install"), text.index("## Repair")]
-    doc = Document("pump", "Pump manual", text, "pump.pdf", sections=[(starts[0], "Install"), (starts[1], "Repair")],
-                   pages=[0, text.index("## Repair") + 40])
+    doc = Document(
+        "pump",
+        "Pump manual",
+        text,
+        "pump.pdf",
+        sections=[(starts[0], "Install"), (starts[1], "Repair")],
+        pages=[0, text.index("## Repair") + 40],
+    )
     chunks = chunks_of(doc, "pump", words=60, overlap=10)
     assert len(chunks) >= 6
     for c in chunks:
         assert not (c.start < starts[1] < c.end)  # no chunk spans the start of "Repair"
-        assert c.text == text[c.start:c.end]
+        assert c.text == text[c.start : c.end]
     install = [c for c in chunks if c.section == "Install"]
     repair = [c for c in chunks if c.section == "Repair"]
     assert install and repair and {c.page for c in install} == {1}
@@ -72,33 +86,44 @@ def test_chunks_never_cross_a_section_and_carry_its_path_and_page() -> None:
     assert repair[-1].label == "Pump manual › Repair (p. 2)" and repair[-1].subject == "Repair"
 
 
-def test_html_headings_are_found_where_the_extractor_kept_them_or_where_their_text_begins(tmp_path: Path) -> None:
-    kept = ("<html><head><title>Guide</title></head><body><article><h1>Guide</h1>"
-            "<p>Intro text here that is long enough to be kept by the extractor.</p><h2>Install</h2>"
-            "<p>Run the installer and wait for it to finish completely before you go on.</p><h3>On Linux</h3>"
-            "<p>Use the package manager of your distribution to install the tool.</p></article></body></html>")
+def test_html_headings_are_found_where_the_extractor_kept_them_or_where_their_text_begins(
+    tmp_path: Path,
+) -> None:
+    kept = (
+        "<html><head><title>Guide</title></head><body><article><h1>Guide</h1>"
+        "<p>Intro text here that is long enough to be kept by the extractor.</p><h2>Install</h2>"
+        "<p>Run the installer and wait for it to finish completely before you go on.</p><h3>On Linux</h3>"
+        "<p>Use the package manager of your distribution to install the tool.</p></article></body></html>"
+    )
     (tmp_path / "kept.html").write_text(kept)
     doc = read_html(tmp_path / "kept.html")
     paths = dict((p, o) for o, p in doc.sections)
     assert list(paths) == ["Install", "Install › On Linux"]
-    assert doc.text[paths["Install › On Linux"]:].startswith("On Linux")
+    assert doc.text[paths["Install › On Linux"] :].startswith("On Linux")
     # A page whose headings sit in furniture the extractor drops: the section starts at its text.
-    text = "Memcheck finds errors in memory use of C programs.\nIt runs your program on a virtual CPU.\n" \
-           "Illegal reads happen when a program reads memory it should not read.\n"
-    html = ("<html><body><div class='titlepage'><h2>4.1. Overview</h2></div><p>Memcheck finds errors in memory use "
-            "of C programs.</p><p>It runs your program on a virtual CPU.</p><div class='titlepage'><h3>4.1.1. "
-            "Illegal reads</h3></div><p>Illegal reads happen when a program reads memory it should not read.</p>"
-            "</body></html>")
+    text = (
+        "Memcheck finds errors in memory use of C programs.\nIt runs your program on a virtual CPU.\n"
+        "Illegal reads happen when a program reads memory it should not read.\n"
+    )
+    html = (
+        "<html><body><div class='titlepage'><h2>4.1. Overview</h2></div><p>Memcheck finds errors in memory use "
+        "of C programs.</p><p>It runs your program on a virtual CPU.</p><div class='titlepage'><h3>4.1.1. "
+        "Illegal reads</h3></div><p>Illegal reads happen when a program reads memory it should not read.</p>"
+        "</body></html>"
+    )
     found = section_paths(html_headings(html, text), "Memcheck")
     assert [p for _, p in found] == ["4.1. Overview", "4.1. Overview › 4.1.1. Illegal reads"]
-    assert text[found[1][0]:].startswith("Illegal reads happen")
+    assert text[found[1][0] :].startswith("Illegal reads happen")
 
 
 def _pdf_with_outline(path: Path) -> None:
     from pypdf import PdfReader, PdfWriter
 
-    pages = ["Pump manual\n\n1 Installation\n" + FILLER * 3, "2 Repair\n" + FILLER * 2 + "\n\n2.1 Seals\n" + FILLER * 2,
-             "3 Parts\n" + FILLER]
+    pages = [
+        "Pump manual\n\n1 Installation\n" + FILLER * 3,
+        "2 Repair\n" + FILLER * 2 + "\n\n2.1 Seals\n" + FILLER * 2,
+        "3 Parts\n" + FILLER,
+    ]
     raw = path.with_suffix(".raw.pdf")
     raw.write_bytes(text_to_pdf("\f".join(pages), "Pump manual"))
     writer = PdfWriter(clone_from=PdfReader(raw))
@@ -118,7 +143,11 @@ def test_a_pdf_knows_its_pages_and_its_outline(tmp_path: Path) -> None:
     seals = dict((p, o) for o, p in doc.sections)["2 Repair › 2.1 Seals"]
     assert doc.text[seals:].startswith("2.1 Seals") and doc.pages[1] <= seals < doc.pages[2]
     chunks = chunks_of(doc, "pump", words=40, overlap=5)
-    assert {(c.section, c.page) for c in chunks} >= {("1 Installation", 1), ("2 Repair › 2.1 Seals", 2), ("3 Parts", 3)}
+    assert {(c.section, c.page) for c in chunks} >= {
+        ("1 Installation", 1),
+        ("2 Repair › 2.1 Seals", 2),
+        ("3 Parts", 3),
+    }
 
 
 def test_a_pdf_without_an_outline_takes_its_numbered_headings(tmp_path: Path) -> None:
@@ -129,18 +158,33 @@ def test_a_pdf_without_an_outline_takes_its_numbered_headings(tmp_path: Path) ->
 
 
 def sectioned() -> MemoryCorpus:
-    text = "# Engineers\n\n## Ada Vellacott\n\n" + FILLER * 4 + "Ada Vellacott designed the Karn Point tower. " \
-           + FILLER * 4 + "\n\n## Jonas Pell\n\nJonas Pell was a lighthouse engineer born in 1856 in Orley. " + FILLER * 2
+    text = (
+        "# Engineers\n\n## Ada Vellacott\n\n"
+        + FILLER * 4
+        + "Ada Vellacott designed the Karn Point tower. "
+        + FILLER * 4
+        + "\n\n## Jonas Pell\n\nJonas Pell was a lighthouse engineer born in 1856 in Orley. "
+        + FILLER * 2
+    )
     headings = markdown_headings(text)
-    return MemoryCorpus().add("engineers", "Engineers", text, chunk_words=30, sections=section_paths(headings, "Engineers"),
-                              pages=[0, text.index("## Jonas Pell")])
+    return MemoryCorpus().add(
+        "engineers",
+        "Engineers",
+        text,
+        chunk_words=30,
+        sections=section_paths(headings, "Engineers"),
+        pages=[0, text.index("## Jonas Pell")],
+    )
 
 
 def test_the_planner_sees_section_page_and_how_many_more_the_document_has() -> None:
     observation = SearchTool(sectioned(), k=3)(SearchArgs(tool="search", query="valve seals spring"))
     lines = observation.text.splitlines()[1:]
     assert len(lines) == 3 and all("[engineers#" in line for line in lines)
-    assert "Engineers › Ada Vellacott (p. 1) (+" in observation.text and "more in this document" in observation.text
+    assert (
+        "Engineers › Ada Vellacott (p. 1) (+" in observation.text
+        and "more in this document" in observation.text
+    )
 
 
 def test_open_reads_the_section_around_a_hit_within_its_word_limit() -> None:
@@ -157,7 +201,9 @@ def test_open_reads_the_section_around_a_hit_within_its_word_limit() -> None:
 
 
 @pytest.mark.parametrize("page", [1, 2])
-def test_citations_name_the_section_and_the_page(settings, page: int, capsys: pytest.CaptureFixture[str]) -> None:
+def test_citations_name_the_section_and_the_page(
+    settings, page: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     from retrac_local.agent.events import RunFinished, RunStatus
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.cli.render import render_result
@@ -166,12 +212,26 @@ def test_citations_name_the_section_and_the_page(settings, page: int, capsys: py
     from tests.scripts import constraints, final, finish, open_, search, update
 
     corpus = sectioned()
-    question, answer = (("Who designed the Karn Point tower?", "Ada Vellacott") if page == 1 else
-                        ("Where was the lighthouse engineer Jonas Pell born?", "Orley"))
-    fact = "Ada Vellacott designed the Karn Point tower" if page == 1 else "Jonas Pell was born in 1856 in Orley"
-    llm = ScriptedLLM().enqueue(constraints(), open_("no-such#1"), search(question.lower()), update(facts=[fact]),
-                                finish(answer), update(answer=answer), final(answer, "E1"))
-    settings = settings.model_copy(update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 4})})
+    question, answer = (
+        ("Who designed the Karn Point tower?", "Ada Vellacott")
+        if page == 1
+        else ("Where was the lighthouse engineer Jonas Pell born?", "Orley")
+    )
+    fact = (
+        "Ada Vellacott designed the Karn Point tower" if page == 1 else "Jonas Pell was born in 1856 in Orley"
+    )
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        open_("no-such#1"),
+        search(question.lower()),
+        update(facts=[fact]),
+        finish(answer),
+        update(answer=answer),
+        final(answer, "E1"),
+    )
+    settings = settings.model_copy(
+        update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 4})}
+    )
     agent = ResearchAgent(llm, llm, corpus, settings, RunStore(settings.runs_db))
     result = [e for e in agent.ask(question) if isinstance(e, RunFinished)][0].result
     assert result.status == RunStatus.ANSWERED and result.citations
@@ -181,7 +241,9 @@ def test_citations_name_the_section_and_the_page(settings, page: int, capsys: py
     assert f"Engineers › {cited.section} (p. {page})" in capsys.readouterr().out
 
 
-def test_a_store_ingested_from_files_searches_passages_with_sections_and_pages(tmp_path: Path, runner) -> None:
+def test_a_store_ingested_from_files_searches_passages_with_sections_and_pages(
+    tmp_path: Path, runner
+) -> None:
     from retrac_local.cli.app import make_app
     from retrac_local.cli.main import cli
 
@@ -189,16 +251,23 @@ def test_a_store_ingested_from_files_searches_passages_with_sections_and_pages(t
     docs.mkdir()
     _pdf_with_outline(docs / "pump.pdf")
     (docs / "pump.raw.pdf").unlink()
-    (docs / "guide.md").write_text("# Guide\n\n## Valves\n\n" + FILLER * 8 + "\n\n## Seals\n\n" + FILLER * 8 + "\n")
+    (docs / "guide.md").write_text(
+        "# Guide\n\n## Valves\n\n" + FILLER * 8 + "\n\n## Seals\n\n" + FILLER * 8 + "\n"
+    )
     assert runner.invoke(cli, ["ingest", str(docs)]).exit_code == 0
     store = make_app().corpus
     hits = store.search("valve seals spring", k=6)
     assert len({h.chunk.doc_id for h in hits}) < len(hits)  # several passages of one document
-    assert all(abs(a.chunk.chunk_index - b.chunk.chunk_index) > 1 for a in hits for b in hits
-               if a is not b and a.chunk.doc_id == b.chunk.doc_id)
+    assert all(
+        abs(a.chunk.chunk_index - b.chunk.chunk_index) > 1
+        for a in hits
+        for b in hits
+        if a is not b and a.chunk.doc_id == b.chunk.doc_id
+    )
     assert {h.chunk.section for h in hits if h.chunk.doc_id == "guide"} <= {"Valves", "Seals"}
-    assert {h.chunk.page for h in hits if h.chunk.doc_id == "pump"} <= {1, 2, 3} and \
-        any(h.chunk.page for h in hits if h.chunk.doc_id == "pump")
+    assert {h.chunk.page for h in hits if h.chunk.doc_id == "pump"} <= {1, 2, 3} and any(
+        h.chunk.page for h in hits if h.chunk.doc_id == "pump"
+    )
     assert len(store.search("valve seals spring", k=6, dedupe_documents=True)) == 2
     shown = runner.invoke(cli, ["search", "valve seals spring", "-k", "3"]).output
     assert "more in this document" in shown and " › " in shown
@@ -214,14 +283,39 @@ def test_a_store_written_before_sections_gains_them_and_still_reads(tmp_path: Pa
     path = tmp_path / "old"
     embedder = HashingEmbedder()
     db = lancedb.connect(str(path))
-    schema = pa.schema([("chunk_id", pa.string()), ("doc_id", pa.string()), ("title", pa.string()),
-                        ("source", pa.string()), ("chunk_index", pa.int32()), ("start", pa.int64()),
-                        ("end", pa.int64()), ("text", pa.string()), ("fts_text", pa.string()),
-                        ("vector", pa.list_(pa.float32(), embedder.dim))])
+    schema = pa.schema(
+        [
+            ("chunk_id", pa.string()),
+            ("doc_id", pa.string()),
+            ("title", pa.string()),
+            ("source", pa.string()),
+            ("chunk_index", pa.int32()),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("text", pa.string()),
+            ("fts_text", pa.string()),
+            ("vector", pa.list_(pa.float32(), embedder.dim)),
+        ]
+    )
     text = "The old store holds one chunk about lighthouses."
-    db.create_table("chunks", data=[{"chunk_id": "old#0", "doc_id": "old", "title": "Old", "source": "old.txt",
-                                     "chunk_index": 0, "start": 0, "end": len(text), "text": text, "fts_text": text,
-                                     "vector": embedder.embed([text])[0].tolist()}], schema=schema)
+    db.create_table(
+        "chunks",
+        data=[
+            {
+                "chunk_id": "old#0",
+                "doc_id": "old",
+                "title": "Old",
+                "source": "old.txt",
+                "chunk_index": 0,
+                "start": 0,
+                "end": len(text),
+                "text": text,
+                "fts_text": text,
+                "vector": embedder.embed([text])[0].tolist(),
+            }
+        ],
+        schema=schema,
+    )
     (path / "meta.json").write_text(f'{{"embedder": "{embedder.name}", "dim": {embedder.dim}}}')
     store = CorpusStore(path, lambda: embedder)
     store.finish_writes()

@@ -3,8 +3,10 @@ from retrac_local.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 
 
 def corpus() -> MemoryCorpus:
-    text = ("Ada Vellacott was a civil engineer. She was born on 3 May 1849 in Port Saltry. " * 3
-            + "Vellacott retired in 1909 and died in Calder in 1921. " * 3)
+    text = (
+        "Ada Vellacott was a civil engineer. She was born on 3 May 1849 in Port Saltry. " * 3
+        + "Vellacott retired in 1909 and died in Calder in 1921. " * 3
+    )
     return MemoryCorpus().add("ada", "Ada Vellacott", text, chunk_words=25)
 
 
@@ -36,13 +38,17 @@ def test_a_search_made_again_shows_its_next_results_then_says_there_are_none(set
     c = MemoryCorpus()
     for i in range(6):
         c.add(f"light-{i}", f"Light {i}", f"Lighthouse number {i} stands on the coast of the isles.")
-    box = Toolbox(c, settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={"k": 4})}))
+    box = Toolbox(
+        c, settings.model_copy(update={"retrieval": settings.retrieval.model_copy(update={"k": 4})})
+    )
     search = SearchArgs(tool="search", query="lighthouse coast")
     first, second, third = box.use(search), box.use(search), box.use(search)
     shown_first = {ch.doc_id for ch in first.chunks}
     assert len(shown_first) == 4 and first.error is None
     assert second.error is None and "(results 5–6; it was made before)" in second.text
-    assert {ch.doc_id for ch in second.chunks}.isdisjoint(shown_first) and len({ch.doc_id for ch in second.chunks}) == 2
+    assert {ch.doc_id for ch in second.chunks}.isdisjoint(shown_first) and len(
+        {ch.doc_id for ch in second.chunks}
+    ) == 2
     assert third.error == REPEATED and "no more results" in third.text
     resumed = Toolbox(c, settings)
     resumed.remember(["Lighthouse  COAST"])  # a search of an earlier sitting: same words, any case or order

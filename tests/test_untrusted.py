@@ -13,8 +13,10 @@ from retrac_local.runstore import RunStore
 from retrac_local.untrusted import clean_document, for_terminal
 from tests.test_ingest import ingest, make_store
 
-HOSTILE = ("Karn Point\x1b[2J\x1b]0;pwned\x07 light\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\ was lit in 1887."
-           "\r\nHidden:\x1b[8m secret\x1b[0m \u202eTXT.exe\u202c \x9b31m end\x00.")
+HOSTILE = (
+    "Karn Point\x1b[2J\x1b]0;pwned\x07 light\x1b]8;;http://evil.example/\x1b\\click\x1b]8;;\x1b\\ was lit in 1887."
+    "\r\nHidden:\x1b[8m secret\x1b[0m \u202eTXT.exe\u202c \x9b31m end\x00."
+)
 
 
 def test_stored_text_loses_escapes_controls_and_bidi_overrides_and_keeps_its_words() -> None:
@@ -32,7 +34,9 @@ def test_turn_markers_are_defused_into_readable_look_alikes() -> None:
 
 def test_ingest_stores_clean_text_and_titles(isolated_home: Path, tmp_path: Path) -> None:
     records = tmp_path / "r.jsonl"
-    records.write_text(json.dumps({"doc_id": "k", "title": "Karn\x1b]0;pwned\x07 Point", "text": HOSTILE}) + "\n")
+    records.write_text(
+        json.dumps({"doc_id": "k", "title": "Karn\x1b]0;pwned\x07 Point", "text": HOSTILE}) + "\n"
+    )
     ingest(isolated_home, records)
     chunk = make_store(isolated_home).get_chunk("k#0")
     assert chunk is not None and chunk.title == "Karn]0;pwned Point"

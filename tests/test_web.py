@@ -20,7 +20,9 @@ from retrac_local.errors import ModelError
 from tests import kill_target
 from tests.conftest import DEMO_DOCS
 
-pytest.importorskip("httpx", reason="the web tests use Starlette's TestClient, which needs httpx (make setup)")
+pytest.importorskip(
+    "httpx", reason="the web tests use Starlette's TestClient, which needs httpx (make setup)"
+)
 from starlette.testclient import TestClient  # noqa: E402
 
 from retrac_local.web.app import create_app  # noqa: E402
@@ -60,8 +62,11 @@ def model() -> Model:
 
 
 def client_for(settings: Settings, model: Model, **kwargs: Any) -> TestClient:
-    app = create_app(settings, lambda: Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder()),
-                     **kwargs)
+    app = create_app(
+        settings,
+        lambda: Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder()),
+        **kwargs,
+    )
     return TestClient(app, base_url=BASE)
 
 
@@ -111,9 +116,16 @@ def test_ask_streams_the_run_and_the_answer_page_shows_its_quotes(client: TestCl
     assert job["state"] == "done" and job["run_id"]
     stream = events(client, job["job_id"])
     kinds = [data.get("event") for _, name, data in stream if name == "message"]
-    assert kinds[:2] == ["LoadingModels", "RunStarted"] and kinds[-1] == "RunFinished" and "StepTaken" in kinds and "RoundCompressed" in kinds
+    assert (
+        kinds[:2] == ["LoadingModels", "RunStarted"]
+        and kinds[-1] == "RunFinished"
+        and "StepTaken" in kinds
+        and "RoundCompressed" in kinds
+    )
     assert stream[-1][1] == "end"
-    assert [int(i) for i, name, _ in stream if name == "message"] == list(range(len(kinds)))  # ids count from 0
+    assert [int(i) for i, name, _ in stream if name == "message"] == list(
+        range(len(kinds))
+    )  # ids count from 0
     result = stream[-2][2]["result"]
     assert result["answer"] == "1849" and result["run_id"] == job["run_id"]
     # A page that reconnects after event 2 gets the rest, from event 3.
@@ -143,14 +155,18 @@ def test_a_queued_ask_is_told_its_place(client: TestClient, monkeypatch: pytest.
     assert finished(client, first)["state"] == "done" and stream[-1][1] == "end"
 
 
-def test_a_queued_job_can_be_cancelled_a_running_one_cannot(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_queued_job_can_be_cancelled_a_running_one_cannot(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ingested(client)
     monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.05)
     first = client.post("/api/ask", json={"question": QUESTION}).json()
     second = client.post("/api/ask", json={"question": "Who designed the Karn Point Lighthouse?"}).json()
     cancelled = client.post(f"/api/jobs/{second['job_id']}/cancel")
     assert cancelled.status_code == 200 and cancelled.json()["state"] == "failed"
-    assert [e for _, _, e in events(client, second["job_id"]) if e.get("event")] == [{"event": "Cancelled", "t": 0.0}]
+    assert [e for _, _, e in events(client, second["job_id"]) if e.get("event")] == [
+        {"event": "Cancelled", "t": 0.0}
+    ]
     while client.get(f"/api/jobs/{first['job_id']}").json()["state"] == "queued":
         time.sleep(0.01)
     running = client.post(f"/api/jobs/{first['job_id']}/cancel")
@@ -203,11 +219,17 @@ def test_bad_requests_get_a_clear_error(client: TestClient, tmp_path: Path) -> N
     nowhere = client.post("/api/ingest", json={"path": str(tmp_path / "absent")})
     assert nowhere.status_code == 400 and "does not exist" in nowhere.json()["error"]
     assert client.post("/api/ingest", json={"path": "relative/folder"}).status_code == 400
-    program = client.post("/api/ingest", files={"files": ("tool.exe", b"MZ\x90\x00", "application/octet-stream")})
+    program = client.post(
+        "/api/ingest", files={"files": ("tool.exe", b"MZ\x90\x00", "application/octet-stream")}
+    )
     assert program.status_code == 400 and "tool.exe" in program.json()["error"]
     # A document-typed file that is not a document is ingested as a failure with its reason.
-    job = finished(client, client.post("/api/ingest", files={"files": ("report.pdf", b"%PDF-1.4 truncated")}).json())
-    report = next(e for _, _, e in events(client, job["job_id"]) if e.get("event") == "IngestFinished")["report"]
+    job = finished(
+        client, client.post("/api/ingest", files={"files": ("report.pdf", b"%PDF-1.4 truncated")}).json()
+    )
+    report = next(e for _, _, e in events(client, job["job_id"]) if e.get("event") == "IngestFinished")[
+        "report"
+    ]
     assert report["files_added"] == 0 and "report.pdf" in report["failed"][0]["path"]
     assert client.get("/documents/no-such-doc/file").status_code == 404
 
@@ -231,7 +253,9 @@ def test_uploads_are_ingested_kept_and_removable(client: TestClient) -> None:
     assert client.post("/api/collection/0123456789abcdef/remove").status_code == 400
 
 
-def test_a_document_file_is_served_by_its_id_as_a_download(client: TestClient, web_settings: Settings) -> None:
+def test_a_document_file_is_served_by_its_id_as_a_download(
+    client: TestClient, web_settings: Settings
+) -> None:
     from retrac_local import collection
 
     ingested(client)
@@ -249,7 +273,9 @@ def test_a_document_file_is_served_by_its_id_as_a_download(client: TestClient, w
 def test_document_and_model_text_is_escaped(client: TestClient, tmp_path: Path) -> None:
     docs = tmp_path / "hostile"
     docs.mkdir()
-    (docs / "a.md").write_text("# <script>alert(1)</script>\n\nThe <img src=x onerror=alert(2)> tower was built in 1887.\n")
+    (docs / "a.md").write_text(
+        "# <script>alert(1)</script>\n\nThe <img src=x onerror=alert(2)> tower was built in 1887.\n"
+    )
     ingested(client, docs)
     job = asked(client, "When was the <img src=x onerror=alert(3)> tower built?")
     for url in (f"/runs/{job['run_id']}", "/runs", "/collection", f"/runs/{job['run_id']}/answer"):
@@ -310,7 +336,9 @@ def test_with_a_token_every_request_needs_it(web_settings: Settings, model: Mode
         # A browser opens the printed URL once: a cookie, and the token leaves the address bar.
         opened = c.get("/?token=s3cret", follow_redirects=False)
         assert opened.status_code == 303 and opened.headers["location"] == "/"
-        assert "HttpOnly" in opened.headers["set-cookie"] and "SameSite=Strict" in opened.headers["set-cookie"]
+        assert (
+            "HttpOnly" in opened.headers["set-cookie"] and "SameSite=Strict" in opened.headers["set-cookie"]
+        )
         c.cookies.set("retrac_token", "s3cret")
         assert c.get("/runs").status_code == 200
         c.cookies.clear()
@@ -341,7 +369,11 @@ def test_jobs_run_one_at_a_time_in_order_and_know_their_place() -> None:
     release.set()
     while not third.finished and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert order == ["first", "second", "second"] and second.events[0]["event"] == "Note" and "t" in second.events[0]
+    assert (
+        order == ["first", "second", "second"]
+        and second.events[0]["event"] == "Note"
+        and "t" in second.events[0]
+    )
     worker.stop()
 
 

@@ -28,17 +28,81 @@ from retrac_local.verify import normalise
 Kind = Literal["date", "number", "yes/no", "place", "name"]
 
 _YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
-_NUMBER_WORDS = frozenset([
-    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty", "forty",
-    "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "thousand", "million", "billion", "dozen", "several",
-])
-_MONTHS = frozenset(["january", "february", "march", "april", "may", "june", "july", "august", "september",
-                     "october", "november", "december"])
-_DATE_WORDS = _MONTHS | {"century", "centuries", "decade", "bc", "bce", "ad", "ce", "spring", "summer", "autumn",
-                         "winter", "fall", "early", "late", "mid"}
+_NUMBER_WORDS = frozenset(
+    [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+        "seventeen",
+        "eighteen",
+        "nineteen",
+        "twenty",
+        "thirty",
+        "forty",
+        "fifty",
+        "sixty",
+        "seventy",
+        "eighty",
+        "ninety",
+        "hundred",
+        "thousand",
+        "million",
+        "billion",
+        "dozen",
+        "several",
+    ]
+)
+_MONTHS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
+_DATE_WORDS = _MONTHS | {
+    "century",
+    "centuries",
+    "decade",
+    "bc",
+    "bce",
+    "ad",
+    "ce",
+    "spring",
+    "summer",
+    "autumn",
+    "winter",
+    "fall",
+    "early",
+    "late",
+    "mid",
+}
 _ASIDE = re.compile(r"\s*\([^()]*\)")
-_TRAILER = re.compile(r"[,;]\s*(also|or|formerly|known|which|who|where|spelt|spelled|born|nicknamed)\b.*$", re.I)
+_TRAILER = re.compile(
+    r"[,;]\s*(also|or|formerly|known|which|who|where|spelt|spelled|born|nicknamed)\b.*$", re.I
+)
 
 
 def expected_kind(question: str) -> Kind | None:
@@ -50,7 +114,9 @@ def expected_kind(question: str) -> Kind | None:
         return None if " or " in q else "yes/no"
     if re.search(r"\bhow (many|much)\b", q):
         return "number"
-    if re.search(r"\b(what|which) (year|decade|century|date|month)\b", q) or re.match(r"^(when|in what year|in which year)\b", q):
+    if re.search(r"\b(what|which) (year|decade|century|date|month)\b", q) or re.match(
+        r"^(when|in what year|in which year)\b", q
+    ):
         return "date"
     if re.match(r"^(where|in what (city|country|town|state)|in which (city|country|town|state))\b", q):
         return "place"
@@ -59,19 +125,27 @@ def expected_kind(question: str) -> Kind | None:
     return None
 
 
-_PLACE_NOUNS = ("town|city|village|county|country|region|state|province|port|district|municipality|settlement|island|"
-                "river|borough|parish|commune|suburb|neighbourhood|neighborhood|capital|community|hamlet|area")
-_PERSON_AFTER = re.compile(rf"^(,? who\b|,? whom\b| was born\b| \(born\b| \(\d{{4}}\s*[-–]|"
-                           rf" (was|is) an? (?!(\w+ )?({_PLACE_NOUNS})\b))")
-_PERSON_BEFORE = re.compile(r"\b(mother|father|wife|husband|son|daughter|brother|sister|grandmother|grandfather|"
-                            r"uncle|aunt|by)( (was|is))?( the| an?)?( [a-z]+)?\s*$")
+_PLACE_NOUNS = (
+    "town|city|village|county|country|region|state|province|port|district|municipality|settlement|island|"
+    "river|borough|parish|commune|suburb|neighbourhood|neighborhood|capital|community|hamlet|area"
+)
+_PERSON_AFTER = re.compile(
+    rf"^(,? who\b|,? whom\b| was born\b| \(born\b| \(\d{{4}}\s*[-–]|"
+    rf" (was|is) an? (?!(\w+ )?({_PLACE_NOUNS})\b))"
+)
+_PERSON_BEFORE = re.compile(
+    r"\b(mother|father|wife|husband|son|daughter|brother|sister|grandmother|grandfather|"
+    r"uncle|aunt|by)( (was|is))?( the| an?)?( [a-z]+)?\s*$"
+)
 
 
 def is_person(answer: str, evidence: list[Evidence]) -> bool:
     """Whether verified evidence speaks of the answer as a person: "Ilse Varnholt, who …", "… was a
     weaver", "her mother was the weaver Ilse Varnholt". A place is not spoken of this way."""
-    return any(_PERSON_AFTER.match(text[m.end():]) or _PERSON_BEFORE.search(text[:m.start()])
-               for text, m in _mentions(answer, evidence))
+    return any(
+        _PERSON_AFTER.match(text[m.end() :]) or _PERSON_BEFORE.search(text[: m.start()])
+        for text, m in _mentions(answer, evidence)
+    )
 
 
 def _mentions(answer: str, evidence: list[Evidence], flags: int = 0) -> Iterator[tuple[str, re.Match[str]]]:
@@ -86,12 +160,49 @@ def _mentions(answer: str, evidence: list[Evidence], flags: int = 0) -> Iterator
                     yield text, m
 
 
-_THINGS = frozenset([*_PLACE_NOUNS.split("|"), "hotel", "casino", "resort", "building", "skyscraper", "tower",
-                     "bridge", "stadium", "arena", "airport", "station", "church", "cathedral", "museum", "park",
-                     "lighthouse", "castle", "palace", "theatre", "theater", "film", "movie", "album", "song",
-                     "single", "novel", "book", "poem", "opera", "episode", "series", "sitcom", "game", "magazine"])
-_DESCRIBED = re.compile(r"^,? (?:is|was|are|were) (?:a|an|the) ([^,.;:()]*?)(?= in | of | by | from | on | at | that | "
-                        r"which | who | located | based | owned | directed | released | written |[,.;:()]|$)")
+_THINGS = frozenset(
+    [
+        *_PLACE_NOUNS.split("|"),
+        "hotel",
+        "casino",
+        "resort",
+        "building",
+        "skyscraper",
+        "tower",
+        "bridge",
+        "stadium",
+        "arena",
+        "airport",
+        "station",
+        "church",
+        "cathedral",
+        "museum",
+        "park",
+        "lighthouse",
+        "castle",
+        "palace",
+        "theatre",
+        "theater",
+        "film",
+        "movie",
+        "album",
+        "song",
+        "single",
+        "novel",
+        "book",
+        "poem",
+        "opera",
+        "episode",
+        "series",
+        "sitcom",
+        "game",
+        "magazine",
+    ]
+)
+_DESCRIBED = re.compile(
+    r"^,? (?:is|was|are|were) (?:a|an|the) ([^,.;:()]*?)(?= in | of | by | from | on | at | that | "
+    r"which | who | located | based | owned | directed | released | written |[,.;:()]|$)"
+)
 
 
 def is_thing(answer: str, evidence: list[Evidence]) -> bool:
@@ -100,7 +211,7 @@ def is_thing(answer: str, evidence: list[Evidence]) -> bool:
     what it "is" says so. Not what a "who" question asks for: a person, a group or a firm is
     ("… is an engineering firm", "… is a film production company")."""
     for text, m in _mentions(answer, evidence, re.I):
-        described = _DESCRIBED.match(text[m.end():])
+        described = _DESCRIBED.match(text[m.end() :])
         head = described.group(1).split()[-1:] if described else []
         if head and head[0].lower() in _THINGS:
             return True
@@ -160,7 +271,9 @@ def _without_restated_lead(answer: str, question: str) -> str:
     return answer
 
 
-_CONNECTORS = frozenset(["of", "the", "de", "la", "le", "du", "da", "von", "van", "der", "del", "y", "and", "&"])
+_CONNECTORS = frozenset(
+    ["of", "the", "de", "la", "le", "du", "da", "von", "van", "der", "del", "y", "and", "&"]
+)
 
 
 def _without_descriptor(answer: str, question: str) -> str:
@@ -175,17 +288,58 @@ def _without_descriptor(answer: str, question: str) -> str:
             continue
         while rest and rest[0].lower() in _CONNECTORS:
             rest = rest[1:]
-        if (rest and rest[0][:1].isupper() and any(w.islower() and w not in _CONNECTORS for w in lead)
-                and not restates_question(" ".join(rest), question)):
+        if (
+            rest
+            and rest[0][:1].isupper()
+            and any(w.islower() and w not in _CONNECTORS for w in lead)
+            and not restates_question(" ".join(rest), question)
+        ):
             return " ".join(rest)
     return answer
 
 
-_NAME_RUN = re.compile(r"(?:[A-Z0-9][\w'’.-]*)(?:\s+(?:(?:of|the|de|la|le|du|da|von|van|der|del|y)\s+)*"
-                       r"[A-Z0-9][\w'’.-]*)*")
-_NOT_A_NAME = frozenset(["the", "a", "an", "he", "she", "it", "they", "his", "her", "its", "their", "in", "on", "at",
-                         "this", "that", "these", "those", "there", "after", "before", "during", "while", "when",
-                         "as", "by", "for", "from", "with", "but", "and", "also", "however", "i"])
+_NAME_RUN = re.compile(
+    r"(?:[A-Z0-9][\w'’.-]*)(?:\s+(?:(?:of|the|de|la|le|du|da|von|van|der|del|y)\s+)*"
+    r"[A-Z0-9][\w'’.-]*)*"
+)
+_NOT_A_NAME = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "he",
+        "she",
+        "it",
+        "they",
+        "his",
+        "her",
+        "its",
+        "their",
+        "in",
+        "on",
+        "at",
+        "this",
+        "that",
+        "these",
+        "those",
+        "there",
+        "after",
+        "before",
+        "during",
+        "while",
+        "when",
+        "as",
+        "by",
+        "for",
+        "from",
+        "with",
+        "but",
+        "and",
+        "also",
+        "however",
+        "i",
+    ]
+)
 
 
 def named_spans(texts: list[str], question: str, limit: int = 24) -> tuple[str, ...]:
@@ -220,7 +374,12 @@ def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:
     missing = [n for n in re.findall(r"\d+", normalise(answer).replace(",", "")) if n not in numbers]
     for w in re.findall(r"[^\W\d_][\w'’-]*", normalise(answer)):
         bare = re.sub(r"['’]s$", "", w)
-        if bare[:1].isupper() and len(bare) >= 3 and bare.lower() not in words and bare.lower() not in ("yes", "the"):
+        if (
+            bare[:1].isupper()
+            and len(bare) >= 3
+            and bare.lower() not in words
+            and bare.lower() not in ("yes", "the")
+        ):
             missing.append(bare)
     return list(dict.fromkeys(missing))
 
@@ -245,6 +404,11 @@ def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | N
     kind = expected_kind(question)
     if kind is None or fits(answer, kind, evidence):
         return None
-    wanted = {"date": "a date or year", "number": "a number", "yes/no": "yes or no", "place": "a place",
-              "name": "the name of a person or a group"}[kind]
+    wanted = {
+        "date": "a date or year",
+        "number": "a number",
+        "yes/no": "yes or no",
+        "place": "a place",
+        "name": "the name of a person or a group",
+    }[kind]
     return f"The answer must be {wanted}, and {answer!r} is not: find {wanted} for: {question}"

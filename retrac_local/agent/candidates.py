@@ -76,15 +76,24 @@ def leads(state: ResearchState, searched: set[str], first_hop_only: bool = False
     found: list[Candidate] = []
     for e in [*first_hop, *rest]:
         for name in names_in(e.quote):
-            if (name.lower() in about or any(mentions(name, q) or mentions(q, name) for q in asked)
-                    or _covered(name, searched) or not _namelike(name)):
+            if (
+                name.lower() in about
+                or any(mentions(name, q) or mentions(q, name) for q in asked)
+                or _covered(name, searched)
+                or not _namelike(name)
+            ):
                 continue
             found.append(Candidate(name, f"named in {e.id}{LEAD}"))
     return found
 
 
-def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk], gap: str = "",
-            titles: TitleIndex | None = None) -> list[Candidate]:
+def propose(
+    state: ResearchState,
+    searched: set[str],
+    round_chunks: list[Chunk],
+    gap: str = "",
+    titles: TitleIndex | None = None,
+) -> list[Candidate]:
     """The candidate searches for the next planner step, best first, none repeating a search
     (`searched`: the `query_key`s of the run's searches; `titles`: the collection's)."""
     asked = question_names(state.question)
@@ -111,17 +120,24 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     unmarked: list[Candidate] = []
     for chunk, text in (found[i] for i in ranked):
         for match in titles.find(text) if titles is not None else ():
-            if (match.title.lower() in read_titles or not _namelike(match.written)
-                    or any(mentions(match.written, q) or mentions(q, match.written) for q in asked)):
+            if (
+                match.title.lower() in read_titles
+                or not _namelike(match.written)
+                or any(mentions(match.written, q) or mentions(q, match.written) for q in asked)
+            ):
                 continue
-            (titled if match.named and not match.broad else unmarked).append(Candidate(match.title, f"{TITLED}{chunk.title}"))
+            (titled if match.named and not match.broad else unmarked).append(
+                Candidate(match.title, f"{TITLED}{chunk.title}")
+            )
     out += titled
     for chunk, text in (found[i] for i in ranked):
         opening = text.split()[0].strip(".,;:\"'") if text.split() else ""
         for name in names_in(text):
-            if (name == opening  # one capitalised word opening a sentence ("Produced by …") is no name
-                    or any(mentions(name, q) or mentions(q, name) for q in asked)
-                    or not _namelike(name)):
+            if (
+                name == opening  # one capitalised word opening a sentence ("Produced by …") is no name
+                or any(mentions(name, q) or mentions(q, name) for q in asked)
+                or not _namelike(name)
+            ):
                 continue
             out.append(Candidate(name, f"named in {chunk.title}"))
     out += unmarked
@@ -144,12 +160,20 @@ def propose(state: ResearchState, searched: set[str], round_chunks: list[Chunk],
     # leads first, then names of several words, then single words, each group in its own order.
     # Leads, then the question's unread names and the titles the texts name, then the rest.
     early = {query_key(c.query) for c in [*out[:first], *titled]}
-    ordered = sorted(unique.values(), key=lambda c: (not c.origin.endswith(LEAD), query_key(c.query) not in early,
-                                                     len(c.query.split()) == 1))
+    ordered = sorted(
+        unique.values(),
+        key=lambda c: (
+            not c.origin.endswith(LEAD),
+            query_key(c.query) not in early,
+            len(c.query.split()) == 1,
+        ),
+    )
     return ordered[:MAX_CANDIDATES]
 
 
-def relevant_sentences(chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT) -> list[tuple[Chunk, str]]:
+def relevant_sentences(
+    chunks: list[Chunk], query: str, per_chunk: int = SENTENCES_PER_HIT
+) -> list[tuple[Chunk, str]]:
     """Per chunk, the sentences sharing most words with `query`, in reading order."""
     wanted = _content(query)
     out: list[tuple[Chunk, str]] = []
@@ -171,15 +195,21 @@ def compact(chunks: list[Chunk], query: str, header: str, more: dict[str, int] |
         cut = " ".join(words[:MAX_WORDS_PER_SENTENCE]) + (" …" if len(words) > MAX_WORDS_PER_SENTENCE else "")
         by_chunk.setdefault(chunk.chunk_id, []).append(cut)
     for chunk in chunks:
-        lines.append(f"[{chunk.chunk_id}] {chunk.label}{more_in_document((more or {}).get(chunk.chunk_id, 0))}: "
-                     + " ".join(by_chunk.get(chunk.chunk_id, [])))
+        lines.append(
+            f"[{chunk.chunk_id}] {chunk.label}{more_in_document((more or {}).get(chunk.chunk_id, 0))}: "
+            + " ".join(by_chunk.get(chunk.chunk_id, []))
+        )
     return "\n".join(lines)
 
 
 def chosen(query: str, offered: list[Candidate]) -> Candidate | None:
     """The candidate a free query copies, origin and all ("Ada Vellacott — named in E1")."""
     for c in offered:
-        rest = query.strip()[len(c.query):].strip() if query.strip().lower().startswith(c.query.lower()) else None
+        rest = (
+            query.strip()[len(c.query) :].strip()
+            if query.strip().lower().startswith(c.query.lower())
+            else None
+        )
         if rest is not None and (not rest or rest[0] in "(—-[" or rest.startswith("named in")):
             return c
     return None
@@ -214,5 +244,23 @@ def _namelike(name: str) -> bool:
 
 
 _NOT_LEADS = frozenset(  # single words that name no entity worth a search
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-                     "october", "november", "december", "english", "american", "british", "french", "german"])
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "english",
+        "american",
+        "british",
+        "french",
+        "german",
+    ]
+)

@@ -19,7 +19,24 @@ from retrac_local.verify import normalise
 # A yes/no question names things, not answers: "Are both A and B ... or ...?"
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 _WH = {"which", "who", "whose", "whom", "what", "where", "when", "why", "how"}
-_JOINERS = {"of", "the", "and", "de", "la", "le", "du", "da", "von", "van", "der", "del", "for", "in", "on", "&"}
+_JOINERS = {
+    "of",
+    "the",
+    "and",
+    "de",
+    "la",
+    "le",
+    "du",
+    "da",
+    "von",
+    "van",
+    "der",
+    "del",
+    "for",
+    "in",
+    "on",
+    "&",
+}
 _QUOTES = "'\"\u2018\u2019\u201c\u201d"
 MAX_OPTION_WORDS = 10
 _BETWEEN = re.compile(r"^between (.+?),? (?:who|whom|whose|which)\b", re.I)
@@ -41,7 +58,7 @@ def options(question: str) -> tuple[str, ...]:
         return ()
     verb = _YES_NO.match(q)
     if verb:  # "Is A or B taller?" names options; "Are A and B red or blue?" names none with capitals
-        q = q[verb.end():].strip()
+        q = q[verb.end() :].strip()
     parts = [p.strip() for p in q.split(",")]
     with_or = [p for p in parts[1:] if " or " in p.strip(" ")[1:]]  # a clause after a comma: "…, A or B"
     if with_or and not verb:
@@ -88,7 +105,9 @@ def _name_run(words: list[str], backwards: bool) -> str:
     """The capitalised name next to "or": walking away from it while words are capitalised (or
     joiners inside a name: "The House of Lanterns")."""
     seq = list(reversed(words)) if backwards else words
-    if not backwards and seq and seq[0] in ("the", "a", "an"):  # lower case: "The House of Lanterns" keeps its article
+    if (
+        not backwards and seq and seq[0] in ("the", "a", "an")
+    ):  # lower case: "The House of Lanterns" keeps its article
         seq = seq[1:]  # "… or the Brabejum"
     run: list[str] = []
     for w in seq:

@@ -44,7 +44,10 @@ class CompressionOutcome:
 
 
 def apply_update(
-    prev: ResearchState, update: StateUpdate, sentences: list[Sentence], iteration: int,
+    prev: ResearchState,
+    update: StateUpdate,
+    sentences: list[Sentence],
+    iteration: int,
     round_failures: list[str],
 ) -> tuple[ResearchState, list[str]]:
     """Merge `update` into `prev`; returns the new state and the problems found (rejected items)."""
@@ -61,18 +64,33 @@ def apply_update(
             parts = [p.strip() for p in _CLAUSE.split(fact) if len(p.split()) >= 3]
             grounded_parts = [_ground(p, sentences) for p in parts] if len(parts) > 1 else []
             found = [g for g in grounded_parts if g is not None]
-            known = [p for p, g in zip(parts, grounded_parts, strict=False) if g is None and _restates(p, prev.evidence)]
+            known = [
+                p
+                for p, g in zip(parts, grounded_parts, strict=False)
+                if g is None and _restates(p, prev.evidence)
+            ]
             if not grounded_parts or len(found) + len(known) < len(grounded_parts):
-                problems.append(f"new_evidence {n}: no sentence found in this round states {fact!r}; "
-                                "state only facts the sentences give, with their exact names and numbers")
+                problems.append(
+                    f"new_evidence {n}: no sentence found in this round states {fact!r}; "
+                    "state only facts the sentences give, with their exact names and numbers"
+                )
                 continue
         else:
             found = [grounded]
         for part, level, best in found:
             if _duplicate(evidence, best.chunk.chunk_id, best.text):
                 continue
-            evidence.append(Evidence(id=next_evidence_id(evidence), fact=part, source=best.chunk.chunk_id, quote=best.text,
-                                     verified=level, round=iteration, title=best.chunk.subject))
+            evidence.append(
+                Evidence(
+                    id=next_evidence_id(evidence),
+                    fact=part,
+                    source=best.chunk.chunk_id,
+                    quote=best.text,
+                    verified=level,
+                    round=iteration,
+                    title=best.chunk.subject,
+                )
+            )
             added += 1
     ids = {e.id for e in evidence}
     dropped = {i for i in update.drop_evidence if i in ids}
@@ -83,8 +101,11 @@ def apply_update(
     evidence = [e for e in evidence if e.id not in dropped]
     ids = {e.id for e in evidence}
     conclusions = [
-        Conclusion(text=c.text.strip(), evidence_ids=[i for i in c.evidence_ids if i in ids], inference=c.inference)
-        for c in update.conclusions if c.text.strip()
+        Conclusion(
+            text=c.text.strip(), evidence_ids=[i for i in c.evidence_ids if i in ids], inference=c.inference
+        )
+        for c in update.conclusions
+        if c.text.strip()
     ]
     failures = _dedupe([*prev.failures, *round_failures, *(f.strip() for f in update.failures if f.strip())])
     answer = (update.answer or "").strip() or prev.answer
@@ -121,8 +142,12 @@ def _statement_for_title(fact: str, sentences: list[Sentence], question: str) ->
     words = [w.lower() for w in re.findall(r"\w+", fact)]
     if not words:
         return None
-    titled = [s for s in sentences if set(words) <= {w.lower() for w in re.findall(r"\w+", s.chunk.subject)}
-              and not unfaithful(s.text, s.text, s.chunk.subject)]
+    titled = [
+        s
+        for s in sentences
+        if set(words) <= {w.lower() for w in re.findall(r"\w+", s.chunk.subject)}
+        and not unfaithful(s.text, s.text, s.chunk.subject)
+    ]
     asked = set(re.findall(r"\w{3,}", question.lower())) - STOP_WORDS
     best = max(titled, key=lambda s: len(asked & set(re.findall(r"\w{3,}", s.text.lower()))), default=None)
     return best.text if best is not None else None
@@ -171,8 +196,16 @@ def compress(
     schema = state_update_schema(bool(sentences), [e.id for e in base.evidence])
     messages: list[Message] = [
         {"role": "system", "content": prompts.render("compressor_system")},
-        {"role": "user", "content": prompts.render("compressor_user", state=base.render(), question=prev.question,
-                                                   iteration=record.iteration, trajectory=trajectory)},
+        {
+            "role": "user",
+            "content": prompts.render(
+                "compressor_user",
+                state=base.render(),
+                question=prev.question,
+                iteration=record.iteration,
+                trajectory=trajectory,
+            ),
+        },
     ]
     attempts: list[dict[str, Any]] = []
     best: tuple[ResearchState, list[str]] | None = None
@@ -185,8 +218,13 @@ def compress(
             output = getattr(e, "output", "")
             if isinstance(e, ContextOverflowError):
                 break
-            messages += [{"role": "assistant", "content": output[-2000:]},
-                         {"role": "user", "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"])}]
+            messages += [
+                {"role": "assistant", "content": output[-2000:]},
+                {
+                    "role": "user",
+                    "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"]),
+                },
+            ]
             continue
         assert isinstance(generation.parsed, StateUpdate)
         state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures)
@@ -197,15 +235,26 @@ def compress(
         # round would otherwise learn nothing; a rejected fact beside accepted ones is recorded.
         if not fixable or len(state.evidence) > len(base.evidence):
             break
-        messages += [{"role": "assistant", "content": generation.text},
-                     {"role": "user", "content": prompts.render("compressor_retry", problems=fixable)}]
+        messages += [
+            {"role": "assistant", "content": generation.text},
+            {"role": "user", "content": prompts.render("compressor_retry", problems=fixable)},
+        ]
     if best is None:
-        kept = prev.model_copy(update={
-            "iteration": record.iteration,
-            "failures": _dedupe([*prev.failures, *failures,
-                                 f"round {record.iteration}: compression failed ({attempts[-1]['problems'][0][:120]})"])[-MAX_FAILURES:],
-        })
-        return CompressionOutcome(kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out)
+        kept = prev.model_copy(
+            update={
+                "iteration": record.iteration,
+                "failures": _dedupe(
+                    [
+                        *prev.failures,
+                        *failures,
+                        f"round {record.iteration}: compression failed ({attempts[-1]['problems'][0][:120]})",
+                    ]
+                )[-MAX_FAILURES:],
+            }
+        )
+        return CompressionOutcome(
+            kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out
+        )
     state, problems = best
     state = add_answer_quote(state, sentences, record.iteration)
     state = record_conflicts(bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens))
@@ -227,15 +276,24 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     asked = {w for w in re.findall(r"\w{3,}", state.question.lower()) if w not in name_words} - STOP_WORDS
     best, best_score = None, 0
     for s in sentences:
-        if not any(mentions(s.chunk.subject, n) for n in names) or unfaithful(s.text, s.text, s.chunk.subject):
+        if not any(mentions(s.chunk.subject, n) for n in names) or unfaithful(
+            s.text, s.text, s.chunk.subject
+        ):
             continue  # not on a name asked about, or not a statement (a heading, a question)
         score = len(asked & set(re.findall(r"\w{3,}", s.text.lower())))
         if score > best_score and not _duplicate(state.evidence, s.chunk.chunk_id, s.text):
             best, best_score = s, score
     if best is None:
         return state
-    anchor = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
-                      verified="yes", round=iteration, title=best.chunk.subject)
+    anchor = Evidence(
+        id=next_evidence_id(state.evidence),
+        fact=best.text,
+        source=best.chunk.chunk_id,
+        quote=best.text,
+        verified="yes",
+        round=iteration,
+        title=best.chunk.subject,
+    )
     return state.model_copy(update={"evidence": [*state.evidence, anchor]})
 
 
@@ -251,18 +309,34 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     if not words or normalise(state.answer).lower() in ("yes", "no"):
         return state
     # A conclusion citing evidence does not count here: the quote itself must state the answer.
-    if any(all(w in re.findall(r"\w+", normalise(f"{e.quote} {e.fact}").lower()) for w in words) for e in backed(state)):
+    if any(
+        all(w in re.findall(r"\w+", normalise(f"{e.quote} {e.fact}").lower()) for w in words)
+        for e in backed(state)
+    ):
         return state
     asked = set(re.findall(r"\w{3,}", state.question.lower())) - STOP_WORDS
-    holding = [s for s in sentences if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)
-               and not unfaithful(s.text, s.text, s.chunk.subject)]
+    holding = [
+        s
+        for s in sentences
+        if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)
+        and not unfaithful(s.text, s.text, s.chunk.subject)
+    ]
     if not holding:
         return state
-    best = max(holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.subject} {s.text}".lower()))))
+    best = max(
+        holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.subject} {s.text}".lower())))
+    )
     if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
         return state
-    quote = Evidence(id=next_evidence_id(state.evidence), fact=best.text, source=best.chunk.chunk_id, quote=best.text,
-                     verified="yes", round=iteration, title=best.chunk.subject)
+    quote = Evidence(
+        id=next_evidence_id(state.evidence),
+        fact=best.text,
+        source=best.chunk.chunk_id,
+        quote=best.text,
+        verified="yes",
+        round=iteration,
+        title=best.chunk.subject,
+    )
     return state.model_copy(update={"evidence": [*state.evidence, quote]})
 
 
@@ -270,9 +344,14 @@ def flag_unconnected(state: ResearchState) -> ResearchState:
     """An answer no verified evidence connects to what the question names, or of another kind than
     the question asks, gets an open question written by code, so the next round looks for the link
     or the real answer instead of confirming this one."""
-    gaps = [g for g in (missing_link(state), wrong_kind_question(state.question, state.answer or "", state.evidence)
-                                                if state.answer
-                        else None) if g]
+    gaps = [
+        g
+        for g in (
+            missing_link(state),
+            wrong_kind_question(state.question, state.answer or "", state.evidence) if state.answer else None,
+        )
+        if g
+    ]
     if not gaps:
         return state
     return state.model_copy(update={"uncertainties": _dedupe([*gaps, *state.uncertainties])})
@@ -283,9 +362,13 @@ def bound_size(state: ResearchState, max_tokens: int, count_tokens: Callable[[st
     then conclusions and unverified evidence; verified evidence and constraints last, never the question."""
     shrinkers: list[Callable[[ResearchState], ResearchState | None]] = [
         lambda s: s.model_copy(update={"failures": s.failures[1:]}) if len(s.failures) > 2 else None,
-        lambda s: s.model_copy(update={"uncertainties": s.uncertainties[:-1]}) if len(s.uncertainties) > 1 else None,
+        lambda s: (
+            s.model_copy(update={"uncertainties": s.uncertainties[:-1]}) if len(s.uncertainties) > 1 else None
+        ),
         lambda s: s.model_copy(update={"next_plan": s.next_plan[:-1]}) if len(s.next_plan) > 1 else None,
-        lambda s: s.model_copy(update={"conclusions": s.conclusions[:-1]}) if len(s.conclusions) > 1 else None,
+        lambda s: (
+            s.model_copy(update={"conclusions": s.conclusions[:-1]}) if len(s.conclusions) > 1 else None
+        ),
         lambda s: _drop_oldest(s, ("no", "partial")),
         lambda s: s.model_copy(update={"failures": s.failures[1:]}) if s.failures else None,
         lambda s: _drop_oldest(s, ("yes",)),

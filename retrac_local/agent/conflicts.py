@@ -14,10 +14,23 @@ from retrac_local.agent.linking import names_in
 from retrac_local.state import Conflict, Evidence, ResearchState
 
 # The events whose year is a single fact about a subject.
-EVENTS = {"born": "born", "birth": "born", "died": "died", "death": "died", "founded": "founded",
-          "established": "founded", "formed": "founded", "opened": "opened", "completed": "completed",
-          "built": "built", "released": "released", "published": "published", "married": "married",
-          "elected": "elected", "launched": "launched"}
+EVENTS = {
+    "born": "born",
+    "birth": "born",
+    "died": "died",
+    "death": "died",
+    "founded": "founded",
+    "established": "founded",
+    "formed": "founded",
+    "opened": "opened",
+    "completed": "completed",
+    "built": "built",
+    "released": "released",
+    "published": "published",
+    "married": "married",
+    "elected": "elected",
+    "launched": "launched",
+}
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})\b")
 _WORD = re.compile(r"[a-z]+")
 
@@ -44,7 +57,7 @@ def find_conflicts(evidence: list[Evidence]) -> list[Conflict]:
     claims = [(e, c) for e in evidence if e.verified in ("yes", "partial") and (c := _claim(e)) is not None]
     found: list[Conflict] = []
     for i, (a, (subject, event, year)) in enumerate(claims):
-        for b, (other_subject, other_event, other_year) in claims[i + 1:]:
+        for b, (other_subject, other_event, other_year) in claims[i + 1 :]:
             if (subject, event) == (other_subject, other_event) and year != other_year and _doc(a) != _doc(b):
                 about = f"{_subject_as_written(a.fact, subject)} {event}"
                 found.append(Conflict(about=about, evidence_ids=[a.id, b.id], values=[year, other_year]))
@@ -62,6 +75,8 @@ def record_conflicts(state: ResearchState) -> ResearchState:
 def describe(conflict: Conflict, state: ResearchState) -> str:
     """'Ada Vellacott born: 1849 (Ada Vellacott, E1) against 1851 (Karn Point Lighthouse, E3)'."""
     by_id = state.evidence_by_id()
-    sides = [f"{value} ({by_id[i].title or by_id[i].source}, {i})" if i in by_id else f"{value} ({i})"
-             for i, value in zip(conflict.evidence_ids, conflict.values, strict=True)]
+    sides = [
+        f"{value} ({by_id[i].title or by_id[i].source}, {i})" if i in by_id else f"{value} ({i})"
+        for i, value in zip(conflict.evidence_ids, conflict.values, strict=True)
+    ]
     return f"{conflict.about}: " + " against ".join(sides)

@@ -18,12 +18,17 @@ def answer_supported(state: ResearchState) -> bool:
     return bool(answer_evidence(state))
 
 
-def converged(prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool) -> str | None:
+def converged(
+    prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool
+) -> str | None:
     """The reason to stop after this round, or None to go on. An answer of another kind than the
     question asks (a name for "when"), or one the question itself states, is not an answer: the run
     goes on."""
-    supported = (answer_supported(state) and connected(state)
-                 and wrong_kind_question(state.question, state.answer or "", state.evidence) is None)
+    supported = (
+        answer_supported(state)
+        and connected(state)
+        and wrong_kind_question(state.question, state.answer or "", state.evidence) is None
+    )
     if supported and not state.uncertainties:
         return "answered"
     if planner_finished and supported:

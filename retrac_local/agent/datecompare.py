@@ -38,40 +38,126 @@ from retrac_local.verify import normalise
 Order = Literal["earliest", "latest"]
 
 _EARLIEST = re.compile(r"\b(older|oldest|first|earlier|earliest|sooner|elder|eldest)\b")
-_LATEST = re.compile(r"\b(younger|youngest|later|latest|last|more recent(ly)?|most recent(ly)?|newer|newest)\b")
+_LATEST = re.compile(
+    r"\b(younger|youngest|later|latest|last|more recent(ly)?|most recent(ly)?|newer|newest)\b"
+)
 _AGE = re.compile(r"\b(older|oldest|younger|youngest|elder|eldest)\b")
 _BIRTH = re.compile(r"\bborn\b")
 _DEATH = re.compile(r"\b(die|died|dies|death|passed away|pass away)\b")
 
 # The question's verb → the stems that state that event in a text.
 _EVENTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"\bfound(ed|ing)?\b"), ("founded", "founding", "co-founded", "established", "formed", "launched",
-                                               "started", "first published")),
-    (re.compile(r"\bestablish(ed|ment)?\b"), ("established", "founded", "formed", "establishment", "launched")),
+    (
+        re.compile(r"\bfound(ed|ing)?\b"),
+        (
+            "founded",
+            "founding",
+            "co-founded",
+            "established",
+            "formed",
+            "launched",
+            "started",
+            "first published",
+        ),
+    ),
+    (
+        re.compile(r"\bestablish(ed|ment)?\b"),
+        ("established", "founded", "formed", "establishment", "launched"),
+    ),
     (re.compile(r"\bform(ed|ation)?\b"), ("formed", "founded", "formation", "established")),
-    (re.compile(r"\b(releas(e|ed)|came out|come out|come to market|came to market|hit the market)\b"),
-     ("released", "release", "premiered", "published", "debuted", "launched", "aired", "issued", "introduced")),
+    (
+        re.compile(r"\b(releas(e|ed)|came out|come out|come to market|came to market|hit the market)\b"),
+        (
+            "released",
+            "release",
+            "premiered",
+            "published",
+            "debuted",
+            "launched",
+            "aired",
+            "issued",
+            "introduced",
+        ),
+    ),
     (re.compile(r"\bpublish(ed)?\b"), ("published", "publication", "released", "first appeared")),
-    (re.compile(r"\b(produc(ed|e)|made|creat(ed|e)|filmed|shot)\b"),
-     ("produced", "released", "premiered", "created", "made", "filmed")),
-    (re.compile(r"\b(built|construct(ed)?|erected)\b"), ("built", "constructed", "completed", "erected", "opened")),
+    (
+        re.compile(r"\b(produc(ed|e)|made|creat(ed|e)|filmed|shot)\b"),
+        ("produced", "released", "premiered", "created", "made", "filmed"),
+    ),
+    (
+        re.compile(r"\b(built|construct(ed)?|erected)\b"),
+        ("built", "constructed", "completed", "erected", "opened"),
+    ),
     (re.compile(r"\bopen(ed)?\b"), ("opened", "opening", "built", "established")),
     (re.compile(r"\b(launch(ed)?|introduc(ed|e))\b"), ("launched", "introduced", "released", "unveiled")),
-    (re.compile(r"\b(premier(ed|e)|air(ed)?|broadcast)\b"), ("premiered", "aired", "broadcast", "debuted", "released")),
-    (re.compile(r"\b(writ(e|ten)|wrote|compos(ed|e))\b"), ("written", "wrote", "composed", "published", "premiered")),
-    (re.compile(r"\b(start(ed)?|beg(a|u)n|in service|in operation|operat(e|ed|ing))\b"),
-     ("started", "began", "opened", "established", "founded", "commenced", "operated", "discovered", "production")),
+    (
+        re.compile(r"\b(premier(ed|e)|air(ed)?|broadcast)\b"),
+        ("premiered", "aired", "broadcast", "debuted", "released"),
+    ),
+    (
+        re.compile(r"\b(writ(e|ten)|wrote|compos(ed|e))\b"),
+        ("written", "wrote", "composed", "published", "premiered"),
+    ),
+    (
+        re.compile(r"\b(start(ed)?|beg(a|u)n|in service|in operation|operat(e|ed|ing))\b"),
+        (
+            "started",
+            "began",
+            "opened",
+            "established",
+            "founded",
+            "commenced",
+            "operated",
+            "discovered",
+            "production",
+        ),
+    ),
     (re.compile(r"\b(discover(ed)?|invent(ed)?)\b"), ("discovered", "invented", "first described")),
-    (re.compile(r"\b(fought|took place|take place|occurr?(ed)?|happen(ed)?|held)\b"),
-     ("fought", "took place", "occurred", "happened", "held", "began", "started")),
+    (
+        re.compile(r"\b(fought|took place|take place|occurr?(ed)?|happen(ed)?|held)\b"),
+        ("fought", "took place", "occurred", "happened", "held", "began", "started"),
+    ),
     (re.compile(r"\b(decided|argued|ruled)\b"), ("decided", "argued", "ruled")),
     (re.compile(r"\b(sign(ed)?|ratif(ied|y))\b"), ("signed", "ratified", "concluded")),
 )
-_AGE_OF_A_THING = ("founded", "established", "formed", "built", "constructed", "opened", "released", "published",
-                   "created", "launched", "started", "began", "premiered", "introduced", "incorporated")
+_AGE_OF_A_THING = (
+    "founded",
+    "established",
+    "formed",
+    "built",
+    "constructed",
+    "opened",
+    "released",
+    "published",
+    "created",
+    "launched",
+    "started",
+    "began",
+    "premiered",
+    "introduced",
+    "incorporated",
+)
 
-_MONTHS = {m: n for n, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
-                                       "september", "october", "november", "december"], start=1)}
+_MONTHS = {
+    m: n
+    for n, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 _MONTHS |= {m[:3]: n for m, n in list(_MONTHS.items())} | {"sept": 9}
 _MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 
@@ -129,8 +215,10 @@ class Decision:
     def explain(self) -> str:
         a, b = self.dated
         word = "earlier" if self.order == "earliest" else "later"
-        return (f"{self.event} dates compared by code: {a.option} {a.when.text}, {b.option} {b.when.text}; "
-                f"{self.answer} is the {word}")
+        return (
+            f"{self.event} dates compared by code: {a.option} {a.when.text}, {b.option} {b.when.text}; "
+            f"{self.answer} is the {word}"
+        )
 
 
 def asked(question: str) -> tuple[Order, str] | None:
@@ -215,8 +303,23 @@ def _dated(option: str, chunks: list[Chunk], event: str) -> Dated | None:
 
 
 _OPENING_CHARS = 400
-_WORKS = ("released", "produced", "created", "came out", "come out", "premiered", "published", "written", "wrote",
-          "composed", "made", "filmed", "shot", "aired", "age")
+_WORKS = (
+    "released",
+    "produced",
+    "created",
+    "came out",
+    "come out",
+    "premiered",
+    "published",
+    "written",
+    "wrote",
+    "composed",
+    "made",
+    "filmed",
+    "shot",
+    "aired",
+    "age",
+)
 # "X is a 2006 documentary film", "X was the 1978 American comedy": the year a work is of.
 _OF_YEAR = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:[\w-]+\s+){0,2}?(\d{4})\s+[A-Za-z]")
 
@@ -248,7 +351,7 @@ def _covering(text: str, fragment: str) -> str:
     parts = sentences(text)
     for i in range(len(parts)):
         for j in range(i, min(i + 4, len(parts))):
-            joined = " ".join(parts[i:j + 1])
+            joined = " ".join(parts[i : j + 1])
             if fragment in joined:
                 return joined
     return " ".join(text.split())
@@ -261,13 +364,13 @@ def _date_in(sentence: str, event: str, option: str, own: bool = False) -> When 
     s = normalise(sentence)
     if event in ("birth", "death"):
         for m in _PAREN.finditer(s):
-            if _names(s[max(0, m.start() - len(option) - 40):m.start()], option):
+            if _names(s[max(0, m.start() - len(option) - 40) : m.start()], option):
                 found = _life_date(m.group(1), event)
                 if found:
                     return found
         said = re.search(r"\bborn\b" if event == "birth" else r"\b(died|passed away)\b", s, re.IGNORECASE)
-        if said and (_names(s[:said.start()], option) or (own and _PRONOUN.match(s))):
-            return _first_date(s[said.end():][:60])
+        if said and (_names(s[: said.start()], option) or (own and _PRONOUN.match(s))):
+            return _first_date(s[said.end() :][:60])
         return None
     if not own and not _names(s, option):
         return None
@@ -276,7 +379,7 @@ def _date_in(sentence: str, event: str, option: str, own: bool = False) -> When 
     for stem in stems:
         at = re.search(rf"\b{re.escape(stem)}\b", lower)
         if at:
-            after = _first_date(s[at.end():][:80])
+            after = _first_date(s[at.end() :][:80])
             if after:
                 return after
             dates = _all_dates(s)
@@ -299,15 +402,15 @@ def _life_date(inside: str, event: str) -> When | None:
     born = re.search(r"\b(born|b\.)\s*", text, re.IGNORECASE)
     died = re.search(r"\b(died|d\.)\s*", text, re.IGNORECASE)
     if born and event == "birth":
-        return _first_date(text[born.end():])
+        return _first_date(text[born.end() :])
     if died and event == "death":
-        return _first_date(text[died.end():])
+        return _first_date(text[died.end() :])
     if born or died:
         return None
     dates = _all_dates(text)
     if len(dates) != 2:
         return None  # "(1939)" alone could be anything: a film's year, a founding
-    between = text[text.find(dates[0].text) + len(dates[0].text):text.rfind(dates[1].text)]
+    between = text[text.find(dates[0].text) + len(dates[0].text) : text.rfind(dates[1].text)]
     if not re.fullmatch(r"[\s,;-]*(c\.|ca\.|circa)?\s*", between, re.IGNORECASE):
         return None  # two dates that are not a span: "(1939; revised 1950)"
     return dates[0] if event == "birth" else dates[1]
@@ -365,5 +468,5 @@ def _names(text: str, option: str) -> bool:
         return True
     if len(o) >= 2:
         first = [i for i, w in enumerate(words) if w == o[0]]
-        return any(o[-1] in words[i + 1:i + 5] for i in first)
+        return any(o[-1] in words[i + 1 : i + 5] for i in first)
     return False

@@ -59,7 +59,9 @@ def _core(evidence: Any) -> tuple[str, str, str]:
     return (evidence.source, evidence.quote, evidence.verified)
 
 
-def repair_drift(before: ResearchState, after: ResearchState, dropped_with_reason: set[str]) -> tuple[ResearchState, list[str]]:
+def repair_drift(
+    before: ResearchState, after: ResearchState, dropped_with_reason: set[str]
+) -> tuple[ResearchState, list[str]]:
     """Restore verified evidence and constraints that vanished or changed; returns the events."""
     events: list[str] = []
     new = after.evidence_by_id()

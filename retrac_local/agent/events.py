@@ -69,12 +69,22 @@ class RunResult:
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
         out = {
-            "run_id": self.run_id, "question": self.question, "status": str(self.status), "answer": self.answer,
-            "citations": [c.to_dict() for c in self.citations], "rounds": self.rounds,
-            "stop_reason": self.stop_reason, "llm_calls": self.llm_calls, "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens, "peak_prompt_tokens": self.peak_prompt_tokens,
-            "seconds": round(self.seconds, 2), "llm_seconds": round(self.llm_seconds, 2),
-            "retrieved": self.retrieved, "caveat": self.caveat, "searches": self.searches,
+            "run_id": self.run_id,
+            "question": self.question,
+            "status": str(self.status),
+            "answer": self.answer,
+            "citations": [c.to_dict() for c in self.citations],
+            "rounds": self.rounds,
+            "stop_reason": self.stop_reason,
+            "llm_calls": self.llm_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "peak_prompt_tokens": self.peak_prompt_tokens,
+            "seconds": round(self.seconds, 2),
+            "llm_seconds": round(self.llm_seconds, 2),
+            "retrieved": self.retrieved,
+            "caveat": self.caveat,
+            "searches": self.searches,
             "first_retrieved": self.first_retrieved,
         }
         if with_calls:

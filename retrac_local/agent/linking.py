@@ -17,10 +17,53 @@ from retrac_local.state import Evidence, ResearchState
 from retrac_local.verify import normalise
 
 _QUESTION_WORDS = frozenset(
-    ["in", "which", "what", "who", "whom", "whose", "when", "where", "how", "why", "is", "are", "was", "were", "did", "does", "do", "the", "a", "an", "between", "of", "on", "at", "for", "by", "to", "and", "or", "both", "than", "that", "this", "these", "those", "name", "during", "after", "before", "near"]
+    [
+        "in",
+        "which",
+        "what",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "how",
+        "why",
+        "is",
+        "are",
+        "was",
+        "were",
+        "did",
+        "does",
+        "do",
+        "the",
+        "a",
+        "an",
+        "between",
+        "of",
+        "on",
+        "at",
+        "for",
+        "by",
+        "to",
+        "and",
+        "or",
+        "both",
+        "than",
+        "that",
+        "this",
+        "these",
+        "those",
+        "name",
+        "during",
+        "after",
+        "before",
+        "near",
+    ]
 )
 # Capitalised words that open sentences or stand for a name without being one.
-_NOT_NAMES = _QUESTION_WORDS | frozenset(["it", "its", "he", "she", "his", "her", "they", "their", "there", "here", "today", "its", "also"])
+_NOT_NAMES = _QUESTION_WORDS | frozenset(
+    ["it", "its", "he", "she", "his", "her", "they", "their", "there", "here", "today", "its", "also"]
+)
 
 
 def _spans(text: str, skip_first: frozenset[str]) -> list[str]:
@@ -28,9 +71,14 @@ def _spans(text: str, skip_first: frozenset[str]) -> list[str]:
     names: list[str] = []
     current: list[str] = []
     for i, token in enumerate(tokens):
-        sentence_start = i == 0 or tokens[i - 1] in ".!?:;\"(" and not current
+        sentence_start = i == 0 or tokens[i - 1] in '.!?:;"(' and not current
         capital = token[:1].isupper() and not (sentence_start and token.lower() in skip_first)
-        joins = bool(current) and token.lower() in ("of", "the", "de") and i + 1 < len(tokens) and tokens[i + 1][:1].isupper()
+        joins = (
+            bool(current)
+            and token.lower() in ("of", "the", "de")
+            and i + 1 < len(tokens)
+            and tokens[i + 1][:1].isupper()
+        )
         if capital or joins:
             current.append(re.sub(r"['’]s?$", "", token).strip(".,"))
             continue
@@ -95,7 +143,12 @@ def answer_evidence(state: ResearchState) -> list[Evidence]:
     if direct or not any(ch.isdigit() for ch in answer):
         return direct  # a name must stand in a quote; a conclusion naming it proves nothing
     # A computed answer (an age, a difference) stands in no quote: the evidence its conclusion cites.
-    ids = {i for c in state.conclusions if all(w in normalise(c.text).lower() for w in words) for i in c.evidence_ids}
+    ids = {
+        i
+        for c in state.conclusions
+        if all(w in normalise(c.text).lower() for w in words)
+        for i in c.evidence_ids
+    }
     return [e for e in pool if e.id in ids]
 
 
@@ -137,7 +190,15 @@ def missing_link(state: ResearchState) -> str | None:
         return f"No verified evidence mentions {names} yet: how is {state.answer!r} connected to it?"
     about = {_entity(e).lower() for e in backed(state) if e.title}
     asked = {n.lower() for n in question_names(state.question)}
-    leads = [n for e in anchored_evidence(state) for n in names_in(e.quote)
-             if n.lower() not in about and n.lower() not in asked and not any(mentions(n, q) for q in asked)]
-    follow = f" It names {', '.join(dict.fromkeys(leads[:3]))}: search for the one the question means." if leads else ""
-    return (f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}.{follow}")
+    leads = [
+        n
+        for e in anchored_evidence(state)
+        for n in names_in(e.quote)
+        if n.lower() not in about and n.lower() not in asked and not any(mentions(n, q) for q in asked)
+    ]
+    follow = (
+        f" It names {', '.join(dict.fromkeys(leads[:3]))}: search for the one the question means."
+        if leads
+        else ""
+    )
+    return f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}.{follow}"

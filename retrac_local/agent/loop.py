@@ -63,8 +63,16 @@ MAX_CITATIONS = 4
 
 
 class ResearchAgent:
-    def __init__(self, planner: LLM, compressor: LLM, corpus: Corpus, settings: Settings, store: RunStore,
-                 relevance: Relevance | None = None, memory: RunMemory | None = None) -> None:
+    def __init__(
+        self,
+        planner: LLM,
+        compressor: LLM,
+        corpus: Corpus,
+        settings: Settings,
+        store: RunStore,
+        relevance: Relevance | None = None,
+        memory: RunMemory | None = None,
+    ) -> None:
         self.relevance = relevance
         self.memory = memory if settings.memory.enabled else None
         self.meter = Meter()
@@ -94,11 +102,18 @@ class ResearchAgent:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         self.meter.iteration, self.meter.purpose = 0, "constraints"
-        self.toolbox, self.tool_calls, self.slots_used, self.seen_chunks = Toolbox(self.corpus, self.settings), 0, 0, set()
+        self.toolbox, self.tool_calls, self.slots_used, self.seen_chunks = (
+            Toolbox(self.corpus, self.settings),
+            0,
+            0,
+            set(),
+        )
         state = ResearchState(question=question, constraints=self._constraints(question))
         seeds, used = seed_from_memory(self.memory, self.corpus, self.settings.memory, question)
         state = state.model_copy(update={"evidence": seeds})
-        run_id = self.store.create_run(question, state.model_dump(), self.settings.model_dump(mode="json"), used)
+        run_id = self.store.create_run(
+            question, state.model_dump(), self.settings.model_dump(mode="json"), used
+        )
         yield RunStarted(run_id, question, memory=used)
         yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, started, prior_seconds=0.0))
 
@@ -121,7 +136,9 @@ class ResearchAgent:
         self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
         self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
         self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
-        yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior))
+        yield from self._stopped_by_errors(
+            run_id, self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
+        )
 
     def answer_again(self, run_id: str) -> RunResult:
         """The final answer of a finished run made again from its last state, with this agent's code
@@ -144,7 +161,9 @@ class ResearchAgent:
             raise
 
     # -- the loop --------------------------------------------------------------------------------
-    def _rounds(self, run_id: str, state: ResearchState, started: float, prior_seconds: float) -> Iterator[Event]:
+    def _rounds(
+        self, run_id: str, state: ResearchState, started: float, prior_seconds: float
+    ) -> Iterator[Event]:
         """Rounds until convergence or a budget. Each round is compressed and committed, except a
         round whose texts added almost nothing new (fewer than budget.min_round_tokens tokens of
         unseen text): it is carried into the next slot and compressed together with it."""
@@ -170,8 +189,11 @@ class ResearchAgent:
             slots += 1
             self.slots_used += 1
             new_tokens = self._new_tokens(record)
-            if (record.end_reason == "steps" and new_tokens < budget.min_round_tokens
-                    and self.slots_used < budget.max_rounds):
+            if (
+                record.end_reason == "steps"
+                and new_tokens < budget.min_round_tokens
+                and self.slots_used < budget.max_rounds
+            ):
                 carried = record
                 yield RoundCarried(iteration, record.tool_calls, new_tokens)
                 continue
@@ -180,7 +202,9 @@ class ResearchAgent:
             self.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
             self.meter.purpose = "compress"
             outcome = compress(
-                self.compressor, state, record,
+                self.compressor,
+                state,
+                record,
                 max_tokens=self.settings.sampling.state_max_tokens,
                 max_sentences=budget.evidence_sentences,
                 relevance=self.relevance,
@@ -193,23 +217,49 @@ class ResearchAgent:
                 outcome.diff.answer_after = new_state.answer
             calls = self.meter.drain()
             state_tokens = self.compressor.count_tokens(new_state.render())
-            reason = (converged(state, new_state, outcome.diff, record.end_reason == "finish")
-                      if self.tool_calls >= budget.min_tool_calls else None)
+            reason = (
+                converged(state, new_state, outcome.diff, record.end_reason == "finish")
+                if self.tool_calls >= budget.min_tool_calls
+                else None
+            )
             stats: dict[str, Any] = {
-                "seconds": round(time.perf_counter() - round_start, 3), "tool_calls": record.tool_calls,
-                "end_reason": record.end_reason, "slots": slots, "new_tokens": new_tokens, "llm_calls": len(calls),
+                "seconds": round(time.perf_counter() - round_start, 3),
+                "tool_calls": record.tool_calls,
+                "end_reason": record.end_reason,
+                "slots": slots,
+                "new_tokens": new_tokens,
+                "llm_calls": len(calls),
                 "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
                 "completion_tokens": sum(c["completion_tokens"] for c in calls),
-                "state_tokens": state_tokens, "sentences_left_out": outcome.sentences_left_out,
-                "compression_attempts": outcome.attempts, "rejected": outcome.rejected,
-                "compression_failed": outcome.failed, "stop_reason": reason,
+                "state_tokens": state_tokens,
+                "sentences_left_out": outcome.sentences_left_out,
+                "compression_attempts": outcome.attempts,
+                "rejected": outcome.rejected,
+                "compression_failed": outcome.failed,
+                "stop_reason": reason,
             }
-            self.store.save_round(run_id, iteration, new_state.model_dump(), record.to_dict(),
-                                  outcome.diff.model_dump(), stats, calls)
-            yield RoundCompressed(iteration, record.tool_calls, record.end_reason, outcome.diff.summary(),
-                                  new_state.answer, len(new_state.evidence), state_tokens, outcome.failed,
-                                  stats["prompt_tokens"], stats["completion_tokens"],
-                                  round(sum(c["seconds"] for c in calls), 2))
+            self.store.save_round(
+                run_id,
+                iteration,
+                new_state.model_dump(),
+                record.to_dict(),
+                outcome.diff.model_dump(),
+                stats,
+                calls,
+            )
+            yield RoundCompressed(
+                iteration,
+                record.tool_calls,
+                record.end_reason,
+                outcome.diff.summary(),
+                new_state.answer,
+                len(new_state.evidence),
+                state_tokens,
+                outcome.failed,
+                stats["prompt_tokens"],
+                stats["completion_tokens"],
+                round(sum(c["seconds"] for c in calls), 2),
+            )
             state = new_state
             if reason:
                 stop_reason = reason
@@ -220,7 +270,9 @@ class ResearchAgent:
 
     def _new_tokens(self, record: RoundRecord) -> int:
         """Tokens of text the round's tools returned that no earlier round of this run had seen."""
-        fresh = {c.chunk_id: c for step in record.steps for c in step.chunks if c.chunk_id not in self.seen_chunks}
+        fresh = {
+            c.chunk_id: c for step in record.steps for c in step.chunks if c.chunk_id not in self.seen_chunks
+        }
         return sum(self.planner.count_tokens(c.text) for c in fresh.values())
 
     def _tokens_used(self, run_id: str) -> int:
@@ -240,22 +292,35 @@ class ResearchAgent:
         if not record.steps:
             for query, gap, offered in self._opening_searches(state, record):
                 step = self._search(record, state.question, query, by="code", gap=gap, offered=offered)
-                yield StepTaken(record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code")
+                yield StepTaken(
+                    record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
+                )
         intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
         intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
         messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
         for step in record.steps:  # a carried round: the planner sees its earlier steps again
             if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
-                messages += [{"role": "user", "content": step.prompt},
-                             {"role": "assistant", "content": step.action_json()}]
-        trajectory_tokens, invalid, refused = sum(self.planner.count_tokens(s.render()) for s in record.steps), 0, 0
+                messages += [
+                    {"role": "user", "content": step.prompt},
+                    {"role": "assistant", "content": step.action_json()},
+                ]
+        trajectory_tokens, invalid, refused = (
+            sum(self.planner.count_tokens(s.render()) for s in record.steps),
+            0,
+            0,
+        )
         note: str | None = None  # a message to the planner about its last action, before the next prompt
         while record.tool_calls - calls_before < budget.max_steps_per_round:
             if trajectory_tokens > budget.round_token_threshold:
                 record.end_reason = "tokens"
                 return
-            offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record),
-                                         record.steps[-1].gap if record.steps else "", self.title_index())
+            offered = candidates.propose(
+                state,
+                set(self.toolbox.pages),
+                _round_chunks(record),
+                record.steps[-1].gap if record.steps else "",
+                self.title_index(),
+            )
             left = budget.max_steps_per_round - (record.tool_calls - calls_before)
             prompt = self._step_prompt(state, record, offered, left, note)
             note = None
@@ -263,11 +328,20 @@ class ResearchAgent:
                 prompt = "\n\n".join([*intro, prompt])
             messages.append({"role": "user", "content": prompt})
             try:
-                generation = self.planner.generate(messages, schema=PlannerAction,
-                                                   max_tokens=self.settings.sampling.action_max_tokens)
+                generation = self.planner.generate(
+                    messages, schema=PlannerAction, max_tokens=self.settings.sampling.action_max_tokens
+                )
             except StructuredOutputError as e:
                 invalid += 1
-                step = Step(len(record.steps) + 1, "", "invalid", "", f"invalid action: {e}", error=str(e), prompt=prompt)
+                step = Step(
+                    len(record.steps) + 1,
+                    "",
+                    "invalid",
+                    "",
+                    f"invalid action: {e}",
+                    error=str(e),
+                    prompt=prompt,
+                )
                 record.steps.append(step)
                 yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
                 if invalid >= MAX_INVALID_ACTIONS:
@@ -295,9 +369,20 @@ class ResearchAgent:
                 # The budget asks for more checking (the long-horizon evaluation): the answer is noted.
                 refused += 1
                 note = too_early(call.answer, short)
-                record.steps.append(Step(len(record.steps) + 1, action.gap, "finish", call.answer, note,
-                                         error="too early", prompt=prompt))
-                yield StepTaken(record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early")
+                record.steps.append(
+                    Step(
+                        len(record.steps) + 1,
+                        action.gap,
+                        "finish",
+                        call.answer,
+                        note,
+                        error="too early",
+                        prompt=prompt,
+                    )
+                )
+                yield StepTaken(
+                    record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early"
+                )
                 if refused >= MAX_INVALID_ACTIONS:
                     record.end_reason = "finish-refused"
                     return
@@ -307,22 +392,34 @@ class ResearchAgent:
                 if chosen is None:  # a repeated query and nothing else left to search
                     record.end_reason = "repeats"
                     return
-                step = self._search(record, state.question, chosen, by=by, gap=action.gap, offered=offered,
-                                    prompt=prompt)
+                step = self._search(
+                    record, state.question, chosen, by=by, gap=action.gap, offered=offered, prompt=prompt
+                )
             else:
                 assert not isinstance(call, PickArgs)
                 observation = self.toolbox.use(call)
-                step = Step(len(record.steps) + 1, action.gap, call.tool, argument_of(call), observation.text,
-                            error=observation.error, chunks=observation.chunks, prompt=prompt,
-                            candidates=[c.to_dict() for c in offered])
+                step = Step(
+                    len(record.steps) + 1,
+                    action.gap,
+                    call.tool,
+                    argument_of(call),
+                    observation.text,
+                    error=observation.error,
+                    chunks=observation.chunks,
+                    prompt=prompt,
+                    candidates=[c.to_dict() for c in offered],
+                )
                 record.steps.append(step)
             interrupt.check()
-            yield StepTaken(record.iteration, step.index, step.tool, step.argument, step.gap, _summary_of(step), step.by)
+            yield StepTaken(
+                record.iteration, step.index, step.tool, step.argument, step.gap, _summary_of(step), step.by
+            )
             trajectory_tokens += self.planner.count_tokens(step.render())
         record.end_reason = "steps"
 
-    def _opening_searches(self, state: ResearchState,
-                          record: RoundRecord) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
+    def _opening_searches(
+        self, state: ResearchState, record: RoundRecord
+    ) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
         """The searches code makes at the start of a round, before the planner's first step: (query,
         gap, candidates offered). Round 1: the question itself (hop 0), then the best candidates its
         texts give (the entity the question goes through, or a side of a comparison that hop 0 did
@@ -333,8 +430,9 @@ class ResearchAgent:
         if state.iteration == 0 and not self.toolbox.pages:
             yield state.question, "hop 0: the question as asked", []
             for hop in range(1, min(budget.opening_searches, budget.max_steps_per_round)):
-                offered = candidates.propose(state, set(self.toolbox.pages), _round_chunks(record),
-                                             titles=self.title_index())
+                offered = candidates.propose(
+                    state, set(self.toolbox.pages), _round_chunks(record), titles=self.title_index()
+                )
                 if not offered:
                     return
                 yield offered[0].query, f"hop {hop}: {offered[0].origin}", offered
@@ -355,13 +453,23 @@ class ResearchAgent:
             return call.query, "planner"
         return (offered[0].query, "code") if offered else (None, "code")
 
-    def _search(self, record: RoundRecord, question: str, query: str, by: str, gap: str = "",
-                offered: list[candidates.Candidate] | None = None, prompt: str = "") -> Step:
+    def _search(
+        self,
+        record: RoundRecord,
+        question: str,
+        query: str,
+        by: str,
+        gap: str = "",
+        offered: list[candidates.Candidate] | None = None,
+        prompt: str = "",
+    ) -> Step:
         args = SearchArgs(tool="search", query=query)
         if not self.toolbox.pages:  # the run's first search, the question: as many hits as RAG reads
             r = self.settings.retrieval
             try:
-                observation = SearchTool(self.corpus, k=r.first_k, hit_words=r.hit_words, context_window=r.open_window)(args)
+                observation = SearchTool(
+                    self.corpus, k=r.first_k, hit_words=r.hit_words, context_window=r.open_window
+                )(args)
             except RetracError as e:  # a broken store or index: an observation, as in the toolbox
                 observation = Observation(f"search failed: {e}", error=str(e))
             self.toolbox.remember([query])
@@ -370,24 +478,50 @@ class ResearchAgent:
         text = observation.text
         hits = [c for c in observation.chunks if f"[{c.chunk_id}]" in text]
         if hits and not observation.error:
-            text = candidates.compact(hits, f"{question} {gap} {query}", text.splitlines()[0], observation.more)
+            text = candidates.compact(
+                hits, f"{question} {gap} {query}", text.splitlines()[0], observation.more
+            )
         if by == "code" and record.steps:
             text = f"(Your query repeated an earlier search of this run; code searched {query!r} instead.)\n{text}"
-        step = Step(len(record.steps) + 1, gap, "search", query, text, error=observation.error,
-                    chunks=observation.chunks, by=by, candidates=[c.to_dict() for c in offered or []], prompt=prompt)
+        step = Step(
+            len(record.steps) + 1,
+            gap,
+            "search",
+            query,
+            text,
+            error=observation.error,
+            chunks=observation.chunks,
+            by=by,
+            candidates=[c.to_dict() for c in offered or []],
+            prompt=prompt,
+        )
         record.steps.append(step)
         return step
 
-    def _step_prompt(self, state: ResearchState, record: RoundRecord, offered: list[candidates.Candidate],
-                     left: int, note: str | None) -> str:
+    def _step_prompt(
+        self,
+        state: ResearchState,
+        record: RoundRecord,
+        offered: list[candidates.Candidate],
+        left: int,
+        note: str | None,
+    ) -> str:
         last = record.steps[-1] if record.steps else None
         observation = "" if last is None or (last.by == "code" and not last.prompt) else last.observation
-        return prompts.render("observation", observation=observation, note=note or "",
-                              candidates=candidates.render(offered), question=state.question, steps_left=left)
+        return prompts.render(
+            "observation",
+            observation=observation,
+            note=note or "",
+            candidates=candidates.render(offered),
+            question=state.question,
+            steps_left=left,
+        )
 
     # -- start and end ---------------------------------------------------------------------------
     def _constraints(self, question: str) -> list[str]:
-        messages: list[Message] = [{"role": "user", "content": prompts.render("constraints", question=question)}]
+        messages: list[Message] = [
+            {"role": "user", "content": prompts.render("constraints", question=question)}
+        ]
         try:
             generation = self.compressor.generate(messages, schema=ConstraintsDraft, max_tokens=120)
         except (StructuredOutputError, ContextOverflowError):
@@ -397,8 +531,9 @@ class ResearchAgent:
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
-    def _finalize(self, run_id: str, state: ResearchState, stop_reason: str, started: float,
-                  prior_seconds: float) -> RunResult:
+    def _finalize(
+        self, run_id: str, state: ResearchState, stop_reason: str, started: float, prior_seconds: float
+    ) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
         choices = options(state.question)
         answer = pick(state.answer, choices)
@@ -412,9 +547,15 @@ class ResearchAgent:
         elif state.evidence or state.answer or found:
             messages: list[Message] = [
                 {"role": "system", "content": self.system_prompt},
-                {"role": "user", "content": prompts.render("finalize", evidence=state.render_for_answer(),
-                                                            passages=rereading.render(found),
-                                                            question=state.question)},
+                {
+                    "role": "user",
+                    "content": prompts.render(
+                        "finalize",
+                        evidence=state.render_for_answer(),
+                        passages=rereading.render(found),
+                        question=state.question,
+                    ),
+                },
             ]
             try:
                 ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
@@ -424,13 +565,28 @@ class ResearchAgent:
                     # Once more: what the question names is where it starts, not what it asks for.
                     # The second answer is held to the names the texts hold beyond the question's
                     # own words (asked again freely, the small model repeats itself).
-                    names = named_spans([*(f"{e.title}. {e.quote}" for e in state.evidence),
-                                         *(f"{s.chunk.subject}. {s.text}" for s in found)], state.question)
-                    messages += [{"role": "assistant", "content": parsed.model_dump_json()},
-                                 {"role": "user", "content": prompts.render(
-                                     "finalize_again", answer=parsed.answer.strip(), passages=bool(found),
-                                     names=names)}]
-                    with contextlib.suppress(StructuredOutputError, ContextOverflowError):  # else the first stands
+                    names = named_spans(
+                        [
+                            *(f"{e.title}. {e.quote}" for e in state.evidence),
+                            *(f"{s.chunk.subject}. {s.text}" for s in found),
+                        ],
+                        state.question,
+                    )
+                    messages += [
+                        {"role": "assistant", "content": parsed.model_dump_json()},
+                        {
+                            "role": "user",
+                            "content": prompts.render(
+                                "finalize_again",
+                                answer=parsed.answer.strip(),
+                                passages=bool(found),
+                                names=names,
+                            ),
+                        },
+                    ]
+                    with contextlib.suppress(
+                        StructuredOutputError, ContextOverflowError
+                    ):  # else the first stands
                         parsed = self._final_answer(messages, held_to(schema, names))
                 answer = parsed.answer.strip() or state.answer
                 refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
@@ -452,13 +608,23 @@ class ResearchAgent:
         calls = self.meter.drain()
         all_calls = self.store.calls(run_id) + calls
         result = RunResult(
-            run_id=run_id, question=state.question, status=status, answer=answer, citations=citations,
-            rounds=state.iteration, stop_reason=stop_reason, llm_calls=len(all_calls),
+            run_id=run_id,
+            question=state.question,
+            status=status,
+            answer=answer,
+            citations=citations,
+            rounds=state.iteration,
+            stop_reason=stop_reason,
+            llm_calls=len(all_calls),
             prompt_tokens=sum(c["prompt_tokens"] for c in all_calls),
             completion_tokens=sum(c["completion_tokens"] for c in all_calls),
             peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
-            seconds=prior_seconds + time.perf_counter() - started, llm_seconds=sum(c["seconds"] for c in all_calls),
-            calls=all_calls, retrieved=self._retrieved(run_id), caveat=caveat, **self._searches(run_id),
+            seconds=prior_seconds + time.perf_counter() - started,
+            llm_seconds=sum(c["seconds"] for c in all_calls),
+            calls=all_calls,
+            retrieved=self._retrieved(run_id),
+            caveat=caveat,
+            **self._searches(run_id),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         if self.memory is not None and status == RunStatus.ANSWERED:
@@ -468,12 +634,16 @@ class ResearchAgent:
             final = state.model_copy(update={"answer": answer})
             backed = {c.evidence_id for c in citations} | {e.id for e in linking.chain(final)}
             with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):
-                self.memory.remember(run_id, final.model_copy(update={
-                    "evidence": [e for e in final.evidence if e.id in backed]}))
+                self.memory.remember(
+                    run_id,
+                    final.model_copy(update={"evidence": [e for e in final.evidence if e.id in backed]}),
+                )
         return result
 
     def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
-        generation = self.planner.generate(messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens)
+        generation = self.planner.generate(
+            messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
+        )
         assert isinstance(generation.parsed, FinalAnswer)
         return generation.parsed
 
@@ -496,7 +666,9 @@ class ResearchAgent:
         if not answer:
             return None
         if not citations:
-            return "not found: no verified evidence states this answer; it is the best guess from what was read"
+            return (
+                "not found: no verified evidence states this answer; it is the best guess from what was read"
+            )
         cited = {c.evidence_id for c in citations}
         missing = unsupported(answer, [e for e in state.evidence if e.id in cited])
         if missing:
@@ -508,8 +680,16 @@ class ResearchAgent:
 
     def _searches(self, run_id: str) -> dict[str, list[str]]:
         """The run's queries in order, and the chunks its first search returned."""
-        steps = [step for r in self.store.rounds(run_id) for step in r["trajectory"]["steps"] if step["tool"] == "search"]
-        return {"searches": [s["argument"] for s in steps], "first_retrieved": steps[0]["chunk_ids"] if steps else []}
+        steps = [
+            step
+            for r in self.store.rounds(run_id)
+            for step in r["trajectory"]["steps"]
+            if step["tool"] == "search"
+        ]
+        return {
+            "searches": [s["argument"] for s in steps],
+            "first_retrieved": steps[0]["chunk_ids"] if steps else [],
+        }
 
     def _retrieved(self, run_id: str) -> list[str]:
         """The chunk ids the run's tools returned, in first-seen order."""
@@ -534,11 +714,22 @@ class ResearchAgent:
         chunk = self.corpus.get_chunk(evidence.source)
         if chunk is None or not quote_in(evidence.quote, chunk.text):
             return None
-        return Citation(evidence.id, chunk.doc_id, chunk.chunk_id, chunk.title, chunk.source, evidence.quote,
-                        evidence.verified, section=chunk.section, page=chunk.page)
+        return Citation(
+            evidence.id,
+            chunk.doc_id,
+            chunk.chunk_id,
+            chunk.title,
+            chunk.source,
+            evidence.quote,
+            evidence.verified,
+            section=chunk.section,
+            page=chunk.page,
+        )
 
 
-def _with_statement(answer: str | None, refs: list[str], state: ResearchState, found: list[Sentence]) -> list[str]:
+def _with_statement(
+    answer: str | None, refs: list[str], state: ResearchState, found: list[Sentence]
+) -> list[str]:
     """The answer's citations, led by a quote that states it when the ones the model chose do not
     (small models cite the evidence that led to the answer, not the sentence that gives it): the
     first piece of evidence whose quote holds the answer, else the first such passage."""
@@ -558,11 +749,24 @@ def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[Re
     a piece of evidence that already quotes one is cited instead), and their ids."""
     evidence, ids = list(state.evidence), []
     for dated in decided.dated:
-        same = next((e for e in evidence if e.source == dated.chunk.chunk_id
-                     and normalise(e.quote) == normalise(dated.sentence)), None)
+        same = next(
+            (
+                e
+                for e in evidence
+                if e.source == dated.chunk.chunk_id and normalise(e.quote) == normalise(dated.sentence)
+            ),
+            None,
+        )
         if same is None:
-            same = Evidence(id=next_evidence_id(evidence), fact=dated.sentence, source=dated.chunk.chunk_id,
-                            quote=dated.sentence, verified="yes", round=state.iteration, title=dated.chunk.subject)
+            same = Evidence(
+                id=next_evidence_id(evidence),
+                fact=dated.sentence,
+                source=dated.chunk.chunk_id,
+                quote=dated.sentence,
+                verified="yes",
+                round=state.iteration,
+                title=dated.chunk.subject,
+            )
             evidence.append(same)
         ids.append(same.id)
     return state.model_copy(update={"evidence": evidence}), list(dict.fromkeys(ids))
@@ -582,5 +786,3 @@ def _summary_of(step: Step) -> str:
 def _round_chunks(record: RoundRecord) -> list[Chunk]:
     """The chunks this round's searches and reads returned, each once, in order."""
     return list({c.chunk_id: c for step in record.steps for c in step.chunks}.values())
-
-

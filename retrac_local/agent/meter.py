@@ -18,11 +18,17 @@ class Meter:
     pending: list[dict[str, Any]] = field(default_factory=list)  # calls not yet persisted
 
     def record(self, role: str, usage: Usage) -> None:
-        self.pending.append({
-            "iteration": self.iteration, "role": role, "purpose": self.purpose,
-            "prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens,
-            "cached_tokens": usage.cached_tokens, "seconds": round(usage.seconds, 4),
-        })
+        self.pending.append(
+            {
+                "iteration": self.iteration,
+                "role": role,
+                "purpose": self.purpose,
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cached_tokens": usage.cached_tokens,
+                "seconds": round(usage.seconds, 4),
+            }
+        )
 
     def drain(self) -> list[dict[str, Any]]:
         calls, self.pending = self.pending, []
@@ -44,11 +50,17 @@ class MeteredLLM:
         return self.inner.count_tokens(text)
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        self,
+        messages: list[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = 256,
         temperature: float | None = None,
     ) -> Generation:
         try:
-            generation = self.inner.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature)
+            generation = self.inner.generate(
+                messages, schema=schema, max_tokens=max_tokens, temperature=temperature
+            )
         except StructuredOutputError as e:
             if e.usage is not None:
                 self.meter.record(self.role, e.usage)

@@ -7,5 +7,7 @@ RESAMPLE_TEMPERATURE = 0.8  # after a repeated query the next action is sampled,
 
 
 def too_early(answer: str, short: int) -> str:
-    return (f"Answer noted ({answer!r}), but the budget asks for {short} more tool call(s) before finishing: "
-            "use them to check the answer against other sources.")
+    return (
+        f"Answer noted ({answer!r}), but the budget asks for {short} more tool call(s) before finishing: "
+        "use them to check the answer against other sources."
+    )

@@ -13,8 +13,12 @@ PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
 
 @cache
 def _env() -> Environment:
-    return Environment(loader=FileSystemLoader(PROMPTS_DIR), undefined=StrictUndefined, keep_trailing_newline=False,
-                       autoescape=False)
+    return Environment(
+        loader=FileSystemLoader(PROMPTS_DIR),
+        undefined=StrictUndefined,
+        keep_trailing_newline=False,
+        autoescape=False,
+    )
 
 
 def render(name: str, **values: Any) -> str:

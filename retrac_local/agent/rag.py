@@ -30,16 +30,28 @@ class RagAnswerer:
         started = time.perf_counter()
         hits = self.corpus.search(question, k=self.k)
         passages = "\n\n".join(f"[{h.chunk.chunk_id}] {h.chunk.label}: {h.chunk.text}" for h in hits)
-        messages: list[Message] = [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
+        messages: list[Message] = [
+            {"role": "user", "content": prompts.render("rag", passages=passages, question=question)}
+        ]
         answer: str | None = None
         try:
             schema = held_to(ShortAnswer, options(question))
-            generation = self.llm.generate(messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens)
+            generation = self.llm.generate(
+                messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
+            )
             assert isinstance(generation.parsed, ShortAnswer)
             answer = generation.parsed.answer.strip() or None
         except (StructuredOutputError, ContextOverflowError):
             pass
-        return result_record(f"rag-{uuid.uuid4().hex[:12]}", question,
-                             RunStatus.ANSWERED if answer else RunStatus.FAILED, answer, 1, "single-pass",
-                             self.meter.drain(), time.perf_counter() - started, [h.chunk.chunk_id for h in hits],
-                             [(question, [h.chunk.chunk_id for h in hits])])
+        return result_record(
+            f"rag-{uuid.uuid4().hex[:12]}",
+            question,
+            RunStatus.ANSWERED if answer else RunStatus.FAILED,
+            answer,
+            1,
+            "single-pass",
+            self.meter.drain(),
+            time.perf_counter() - started,
+            [h.chunk.chunk_id for h in hits],
+            [(question, [h.chunk.chunk_id for h in hits])],
+        )

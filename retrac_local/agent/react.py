@@ -48,7 +48,11 @@ class ReactAgent:
         ]
         used = sum(self._tokens(m) for m in messages)
         # Room always kept for the forced answer: its prompt and its tokens.
-        reserve = sampling.answer_max_tokens + self.planner.count_tokens(prompts.render("react_answer", question=question)) + 2 * MESSAGE_OVERHEAD
+        reserve = (
+            sampling.answer_max_tokens
+            + self.planner.count_tokens(prompts.render("react_answer", question=question))
+            + 2 * MESSAGE_OVERHEAD
+        )
         max_calls = budget.max_rounds * budget.max_steps_per_round
         answer: str | None = None
         stop_reason, tool_calls, invalid, refused = "budget-steps", 0, 0, 0
@@ -62,15 +66,20 @@ class ReactAgent:
                 break
             self.meter.iteration = tool_calls + 1
             try:
-                generation = self.planner.generate(messages, schema=Action, max_tokens=sampling.action_max_tokens,
-                                                   temperature=resample)
+                generation = self.planner.generate(
+                    messages, schema=Action, max_tokens=sampling.action_max_tokens, temperature=resample
+                )
             except StructuredOutputError as e:
                 invalid += 1
                 if invalid >= MAX_INVALID_ACTIONS:
                     stop_reason = "invalid-actions"
                     break
-                messages, used = self._append(messages, used, e.output[-500:],
-                                              f"That was not a valid action ({e}). Reply with one JSON action.")
+                messages, used = self._append(
+                    messages,
+                    used,
+                    e.output[-500:],
+                    f"That was not a valid action ({e}). Reply with one JSON action.",
+                )
                 continue
             except ContextOverflowError:
                 stop_reason = "context"
@@ -81,7 +90,10 @@ class ReactAgent:
             if call.tool == "finish":
                 short = budget.min_tool_calls - tool_calls
                 if short <= 0 or refused >= MAX_REFUSED_FINISHES:
-                    answer, stop_reason = pick(call.answer.strip() or None, options(question)), "planner-finished"
+                    answer, stop_reason = (
+                        pick(call.answer.strip() or None, options(question)),
+                        "planner-finished",
+                    )
                     break
                 refused += 1
                 messages, used = self._append(messages, used, generation.text, too_early(call.answer, short))
@@ -92,21 +104,42 @@ class ReactAgent:
             retrieved += [c.chunk_id for c in observation.chunks]
             if call.tool == "search":
                 searches.append((call.query, [c.chunk_id for c in observation.chunks]))
-            text = prompts.render("react_observation", observation=observation.text, question=question,
-                                  steps_left=max_calls - tool_calls)
+            text = prompts.render(
+                "react_observation",
+                observation=observation.text,
+                question=question,
+                steps_left=max_calls - tool_calls,
+            )
             messages, used = self._append(messages, used, generation.text, text)
         if answer is None:
             answer = self._forced_answer(messages, question)
         calls = self.meter.drain()
-        status = (RunStatus.FAILED if not answer else
-                  RunStatus.ANSWERED if stop_reason == "planner-finished" else RunStatus.BUDGET_EXHAUSTED)
-        return result_record(f"react-{uuid.uuid4().hex[:12]}", question, status, answer, tool_calls, stop_reason,
-                             calls, time.perf_counter() - started, retrieved, searches)
+        status = (
+            RunStatus.FAILED
+            if not answer
+            else RunStatus.ANSWERED
+            if stop_reason == "planner-finished"
+            else RunStatus.BUDGET_EXHAUSTED
+        )
+        return result_record(
+            f"react-{uuid.uuid4().hex[:12]}",
+            question,
+            status,
+            answer,
+            tool_calls,
+            stop_reason,
+            calls,
+            time.perf_counter() - started,
+            retrieved,
+            searches,
+        )
 
     def _tokens(self, message: Message) -> int:
         return self.planner.count_tokens(message["content"]) + MESSAGE_OVERHEAD
 
-    def _append(self, messages: list[Message], used: int, assistant: str, user: str) -> tuple[list[Message], int]:
+    def _append(
+        self, messages: list[Message], used: int, assistant: str, user: str
+    ) -> tuple[list[Message], int]:
         new: list[Message] = [{"role": "assistant", "content": assistant}, {"role": "user", "content": user}]
         return messages + new, used + sum(self._tokens(m) for m in new)
 
@@ -117,7 +150,10 @@ class ReactAgent:
         while True:
             try:
                 generation = self.planner.generate(
-                    [*messages, ask], schema=held_to(ShortAnswer, options(question)), max_tokens=self.settings.sampling.answer_max_tokens)
+                    [*messages, ask],
+                    schema=held_to(ShortAnswer, options(question)),
+                    max_tokens=self.settings.sampling.answer_max_tokens,
+                )
             except ContextOverflowError:
                 if len(messages) <= 2:
                     return None
@@ -129,16 +165,36 @@ class ReactAgent:
             return generation.parsed.answer.strip() or None
 
 
-def result_record(run_id: str, question: str, status: RunStatus, answer: str | None, rounds: int, stop_reason: str,
-                  calls: list[dict[str, Any]], seconds: float, retrieved: list[str],
-                  searches: list[tuple[str, list[str]]] | None = None) -> RunResult:
+def result_record(
+    run_id: str,
+    question: str,
+    status: RunStatus,
+    answer: str | None,
+    rounds: int,
+    stop_reason: str,
+    calls: list[dict[str, Any]],
+    seconds: float,
+    retrieved: list[str],
+    searches: list[tuple[str, list[str]]] | None = None,
+) -> RunResult:
     """The result of a baseline run; `searches`: each query with the chunk ids it returned."""
     searches = searches or []
     return RunResult(
-        run_id=run_id, question=question, status=status, answer=answer, citations=[], rounds=rounds,
-        stop_reason=stop_reason, llm_calls=len(calls), prompt_tokens=sum(c["prompt_tokens"] for c in calls),
+        run_id=run_id,
+        question=question,
+        status=status,
+        answer=answer,
+        citations=[],
+        rounds=rounds,
+        stop_reason=stop_reason,
+        llm_calls=len(calls),
+        prompt_tokens=sum(c["prompt_tokens"] for c in calls),
         completion_tokens=sum(c["completion_tokens"] for c in calls),
-        peak_prompt_tokens=max((c["prompt_tokens"] for c in calls), default=0), seconds=seconds,
-        llm_seconds=sum(c["seconds"] for c in calls), calls=calls, retrieved=list(dict.fromkeys(retrieved)),
-        searches=[q for q, _ in searches], first_retrieved=list(searches[0][1]) if searches else [],
+        peak_prompt_tokens=max((c["prompt_tokens"] for c in calls), default=0),
+        seconds=seconds,
+        llm_seconds=sum(c["seconds"] for c in calls),
+        calls=calls,
+        retrieved=list(dict.fromkeys(retrieved)),
+        searches=[q for q, _ in searches],
+        first_retrieved=list(searches[0][1]) if searches else [],
     )

@@ -21,8 +21,13 @@ from retrac_local.verify import normalise
 PREFIX = "P"
 
 
-def passages(chunks: list[Chunk], state: ResearchState, queries: list[str], count: int,
-             relevance: Relevance | None = None) -> list[Sentence]:
+def passages(
+    chunks: list[Chunk],
+    state: ResearchState,
+    queries: list[str],
+    count: int,
+    relevance: Relevance | None = None,
+) -> list[Sentence]:
     """The `count` sentences of `chunks` most relevant to the question and the run's searches that
     no piece of evidence already quotes, in reading order."""
     if count <= 0 or not chunks:
@@ -62,7 +67,16 @@ def cite(state: ResearchState, found: list[Sentence], cited: list[str]) -> tuple
             renamed.append(ref)
             continue
         new_id = next_evidence_id(evidence)
-        evidence.append(Evidence(id=new_id, fact=sentence.text, source=sentence.chunk.chunk_id, quote=sentence.text,
-                                 verified="yes", round=state.iteration, title=sentence.chunk.subject))
+        evidence.append(
+            Evidence(
+                id=new_id,
+                fact=sentence.text,
+                source=sentence.chunk.chunk_id,
+                quote=sentence.text,
+                verified="yes",
+                round=state.iteration,
+                title=sentence.chunk.subject,
+            )
+        )
         renamed.append(new_id)
     return state.model_copy(update={"evidence": evidence}), renamed

@@ -44,7 +44,9 @@ class StateUpdate(Strict):
     # Every field is required, so the grammar makes the model write each one (optional fields were
     # skipped by small models), in this order.
     new_evidence: list[NewEvidence] = Field(max_length=4)
-    reasoning: str = Field(description="how the evidence answers the question, step by step, naming each entity")
+    reasoning: str = Field(
+        description="how the evidence answers the question, step by step, naming each entity"
+    )
     conclusions: list[ConclusionDraft] = Field(max_length=2)
     answer: str | None
     drop_evidence: list[str] = Field(max_length=4)
@@ -66,6 +68,7 @@ class FinalAnswer(Strict):
 # source or cite a missing piece of evidence. They change every round, so their compiled grammars
 # are kept in memory only (`grammar_cache = False`).
 
+
 def _ids(values: list[str]) -> Any:
     return Literal[tuple(dict.fromkeys(values))] if values else str
 
@@ -77,12 +80,16 @@ def _id_list(values: list[str]) -> Any:
 def state_update_schema(has_sentences: bool, evidence_ids: list[str]) -> type[StateUpdate]:
     """StateUpdate whose citations are known evidence ids (plus the ids new evidence will get)."""
     next_ids = [f"E{_next_number(evidence_ids) + n}" for n in range(4)]
-    conclusion = create_model("ConclusionDraft", __base__=ConclusionDraft,
-                              evidence_ids=(_id_list([*evidence_ids, *next_ids]), Field(max_length=4)))
+    conclusion = create_model(
+        "ConclusionDraft",
+        __base__=ConclusionDraft,
+        evidence_ids=(_id_list([*evidence_ids, *next_ids]), Field(max_length=4)),
+    )
     # At least one fact when the round found text: asked for a list that may be empty, small
     # models close it at once.
     model: type[StateUpdate] = create_model(
-        "StateUpdate", __base__=StateUpdate,
+        "StateUpdate",
+        __base__=StateUpdate,
         new_evidence=(list[NewEvidence], Field(min_length=1 if has_sentences else 0, max_length=4)),
         drop_evidence=(_id_list(evidence_ids), Field(max_length=4 if evidence_ids else 0)),
         conclusions=(list[conclusion], Field(max_length=2)),  # type: ignore[valid-type]
@@ -95,7 +102,8 @@ def final_answer_schema(evidence_ids: list[str]) -> type[FinalAnswer]:
     if not evidence_ids:
         return FinalAnswer
     model: type[FinalAnswer] = create_model(
-        "FinalAnswer", __base__=FinalAnswer,
+        "FinalAnswer",
+        __base__=FinalAnswer,
         evidence_ids=(_id_list(evidence_ids), Field(max_length=4)),
     )
     model.grammar_cache = False

@@ -13,8 +13,9 @@ from retrac_local.state import Evidence
 from retrac_local.verify import addresses_the_model, quote_in, support, support_level
 
 
-def seed_from_memory(memory: RunMemory | None, corpus: Corpus, settings: MemorySettings,
-                     question: str) -> tuple[list[Evidence], list[dict[str, Any]]]:
+def seed_from_memory(
+    memory: RunMemory | None, corpus: Corpus, settings: MemorySettings, question: str
+) -> tuple[list[Evidence], list[dict[str, Any]]]:
     """(evidence to start from, the past runs that gave it — recorded with the run)."""
     if memory is None:
         return [], []
@@ -24,16 +25,36 @@ def seed_from_memory(memory: RunMemory | None, corpus: Corpus, settings: MemoryS
         taken = 0
         for item in past.evidence:
             chunk = corpus.get_chunk(item["source"])
-            if len(seeds) >= settings.max_evidence or chunk is None or not quote_in(item["quote"], chunk.text):
+            if (
+                len(seeds) >= settings.max_evidence
+                or chunk is None
+                or not quote_in(item["quote"], chunk.text)
+            ):
                 continue
             level = support_level(support(item["fact"], item["quote"], chunk.subject))
             if level is None or addresses_the_model(item["quote"]):
                 continue
             if any(e.source == item["source"] and e.quote == item["quote"] for e in seeds):
                 continue
-            seeds.append(Evidence(id=f"E{len(seeds) + 1}", fact=item["fact"], source=item["source"],
-                                  quote=item["quote"], verified=level, round=0, title=chunk.subject))
+            seeds.append(
+                Evidence(
+                    id=f"E{len(seeds) + 1}",
+                    fact=item["fact"],
+                    source=item["source"],
+                    quote=item["quote"],
+                    verified=level,
+                    round=0,
+                    title=chunk.subject,
+                )
+            )
             taken += 1
-        used.append({"run_id": past.run_id, "question": past.question, "similarity": past.similarity,
-                     "evidence_offered": len(past.evidence), "evidence_seeded": taken})
+        used.append(
+            {
+                "run_id": past.run_id,
+                "question": past.question,
+                "similarity": past.similarity,
+                "evidence_offered": len(past.evidence),
+                "evidence_seeded": taken,
+            }
+        )
     return seeds, used

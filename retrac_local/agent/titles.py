@@ -57,7 +57,9 @@ class TitleIndex:
         titles = list(titles)
         for title in titles:
             bare = _QUALIFIER.sub("", title)
-            qualifier = frozenset(w for w in _key(_TOKEN.findall(title[len(bare):])).split() if not _minor(w))
+            qualifier = frozenset(
+                w for w in _key(_TOKEN.findall(title[len(bare) :])).split() if not _minor(w)
+            )
             for form, words in ((title, frozenset[str]()), (bare, qualifier)):
                 key = _key(_TOKEN.findall(form))
                 if _worth_matching(key) and (not words or key not in self._by_key):
@@ -68,7 +70,11 @@ class TitleIndex:
         self._within: Counter[str] = Counter()
         for title in set(titles):
             parts = _key(_TOKEN.findall(title)).split()
-            runs = {" ".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, min(len(parts), i + self._longest) + 1)}
+            runs = {
+                " ".join(parts[i:j])
+                for i in range(len(parts))
+                for j in range(i + 1, min(len(parts), i + self._longest) + 1)
+            }
             self._within.update(run for run in runs if run in self._by_key)
 
     def __len__(self) -> int:
@@ -89,11 +95,11 @@ class TitleIndex:
         i = 0
         while i < len(tokens):
             for n in range(min(self._longest, len(tokens) - i), 0, -1):
-                entry = self._by_key.get(_key(tokens[i:i + n]))
+                entry = self._by_key.get(_key(tokens[i : i + n]))
                 if entry is None:
                     continue
                 title, qualifier = entry
-                words = tokens[i:i + n]
+                words = tokens[i : i + n]
                 named = any(w[:1].isupper() for w in words) and not (n == 1 and i == 0)
                 if not named and qualifier:
                     continue
@@ -101,7 +107,9 @@ class TitleIndex:
                     continue
                 if n == 1 and qualifier and not qualifier & said:
                     continue
-                found.append(TitleMatch(" ".join(words), title, named, self._within[_key(words)] >= BROAD_TITLES))
+                found.append(
+                    TitleMatch(" ".join(words), title, named, self._within[_key(words)] >= BROAD_TITLES)
+                )
                 i += n
                 break
             else:
@@ -120,6 +128,10 @@ def _capital(token: str) -> bool:
 def _inside_a_longer_name(tokens: list[str], i: int, n: int) -> bool:
     """The capitalised words at i…i+n run on into their neighbours (a text's first word is
     capitalised for being first, and does not count)."""
-    before = i > 1 and _capital(tokens[i - 1]) or (i > 2 and tokens[i - 1] in ("of", "de") and _capital(tokens[i - 2]))
+    before = (
+        i > 1
+        and _capital(tokens[i - 1])
+        or (i > 2 and tokens[i - 1] in ("of", "de") and _capital(tokens[i - 2]))
+    )
     after = i + n < len(tokens) and _capital(tokens[i + n])
     return bool(before or after)

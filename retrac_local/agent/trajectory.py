@@ -28,7 +28,9 @@ class Step:
     prompt: str = ""  # the message the planner answered with this step (replayed when a round is carried)
 
     def render(self) -> str:
-        head = f"Step {self.index}: {self.tool}({self.argument!r})" + (f" — to find: {self.gap}" if self.gap else "")
+        head = f"Step {self.index}: {self.tool}({self.argument!r})" + (
+            f" — to find: {self.gap}" if self.gap else ""
+        )
         return f"{head}\n{self.observation}" if self.observation else head
 
     def action_json(self) -> str:
@@ -38,9 +40,17 @@ class Step:
         return json.dumps({"gap": self.gap, "call": call}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "gap": self.gap, "tool": self.tool, "argument": self.argument,
-                "observation": self.observation, "error": self.error, "by": self.by,
-                "candidates": self.candidates, "chunk_ids": [c.chunk_id for c in self.chunks]}
+        return {
+            "index": self.index,
+            "gap": self.gap,
+            "tool": self.tool,
+            "argument": self.argument,
+            "observation": self.observation,
+            "error": self.error,
+            "by": self.by,
+            "candidates": self.candidates,
+            "chunk_ids": [c.chunk_id for c in self.chunks],
+        }
 
 
 @dataclass
@@ -55,8 +65,12 @@ class RoundRecord:
         return sum(1 for s in self.steps if s.tool in TOOL_NAMES)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"iteration": self.iteration, "end_reason": self.end_reason, "finish_answer": self.finish_answer,
-                "steps": [s.to_dict() for s in self.steps]}
+        return {
+            "iteration": self.iteration,
+            "end_reason": self.end_reason,
+            "finish_answer": self.finish_answer,
+            "steps": [s.to_dict() for s in self.steps],
+        }
 
 
 @dataclass(frozen=True)
@@ -86,11 +100,16 @@ def render_for_compression(
     if len(actions) > MAX_ACTIONS_SHOWN:  # the start says what was asked, the end what was found last
         latest = MAX_ACTIONS_SHOWN - KEEP_FIRST_ACTIONS
         cut = len(actions) - MAX_ACTIONS_SHOWN
-        note = (f"(steps {KEEP_FIRST_ACTIONS + 1}–{KEEP_FIRST_ACTIONS + cut} of {len(actions)} are cut here; "
-                "their texts are among the sentences below)")
+        note = (
+            f"(steps {KEEP_FIRST_ACTIONS + 1}–{KEEP_FIRST_ACTIONS + cut} of {len(actions)} are cut here; "
+            "their texts are among the sentences below)"
+        )
         actions = [*actions[:KEEP_FIRST_ACTIONS], note, *actions[-latest:]]
     chunks = list({c.chunk_id: c for step in record.steps for c in step.chunks}.values())
-    queries = [*(s.argument for s in record.steps if s.tool == "search"), *(s.gap for s in record.steps if s.gap)]
+    queries = [
+        *(s.argument for s in record.steps if s.tool == "search"),
+        *(s.gap for s in record.steps if s.gap),
+    ]
     shown, total = most_relevant(chunks, question, queries, max_sentences, relevance)
     head = "Actions:\n" + "\n".join(actions) if actions else "Actions: none"
     body = "\n".join(f"- ({s.chunk.label}) {s.text}" for s in shown) if shown else "(no texts found)"
@@ -98,20 +117,31 @@ def render_for_compression(
     if left_out:
         kept = {id(s) for s in shown}
         dropped = sorted({s.chunk.chunk_id for s in total if id(s) not in kept})
-        body += (f"\n({left_out} less relevant sentence(s) left out, from {', '.join(dropped[:6])}"
-                 + (" …" if len(dropped) > 6 else "") + ")")
+        body += (
+            f"\n({left_out} less relevant sentence(s) left out, from {', '.join(dropped[:6])}"
+            + (" …" if len(dropped) > 6 else "")
+            + ")"
+        )
     return f"{head}\n\nSentences found:\n{body}", left_out, shown
 
 
 def most_relevant(
-    chunks: list[Chunk], question: str, queries: list[str], max_sentences: int, relevance: Relevance | None = None,
+    chunks: list[Chunk],
+    question: str,
+    queries: list[str],
+    max_sentences: int,
+    relevance: Relevance | None = None,
     leave_out: Callable[[str], bool] = lambda text: False,
 ) -> tuple[list[Sentence], list[Sentence]]:
     """The `max_sentences` sentences of `chunks` that bear most on the question and the searches,
     in reading order, and all the informative sentences they were chosen from (`leave_out`: ones
     not to offer, e.g. those already quoted)."""
-    candidates = [Sentence(c, text) for c in chunks for text in sentences(c.text)
-                  if _informative(text) and not leave_out(text)]
+    candidates = [
+        Sentence(c, text)
+        for c in chunks
+        for text in sentences(c.text)
+        if _informative(text) and not leave_out(text)
+    ]
     if not candidates:
         return [], []
     texts = [f"{s.chunk.subject}: {s.text}" for s in candidates]
@@ -162,7 +192,42 @@ def _informative(sentence: str) -> bool:
     return not sentence.startswith("#") and len(sentence.split()) >= 4 and not addresses_the_model(sentence)
 
 
-STOP_WORDS = frozenset(["the", "and", "for", "was", "were", "what", "which", "who", "whom", "whose", "when", "where", "how", "did", "does", "with", "from", "that", "this", "are", "has", "had", "have", "its", "into", "than", "then", "there", "their", "they", "been", "also"])
+STOP_WORDS = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "was",
+        "were",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "when",
+        "where",
+        "how",
+        "did",
+        "does",
+        "with",
+        "from",
+        "that",
+        "this",
+        "are",
+        "has",
+        "had",
+        "have",
+        "its",
+        "into",
+        "than",
+        "then",
+        "there",
+        "their",
+        "they",
+        "been",
+        "also",
+    ]
+)
 
 
 def word_overlap(texts: list[str], queries: list[str]) -> list[float]:

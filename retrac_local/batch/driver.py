@@ -33,12 +33,25 @@ class BatchReport:
     seconds: float
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "skipped": self.skipped, "written": self.written, "seconds": round(self.seconds, 2)}
+        return {
+            "total": self.total,
+            "skipped": self.skipped,
+            "written": self.written,
+            "seconds": round(self.seconds, 2),
+        }
 
 
 class Batch:
-    def __init__(self, out: Path, runs: RunStore, memory: RunMemory | None, factory: AppFactory,
-                 workers: int = 1, ray_address: str | None = None, retry_failed: bool = False) -> None:
+    def __init__(
+        self,
+        out: Path,
+        runs: RunStore,
+        memory: RunMemory | None,
+        factory: AppFactory,
+        workers: int = 1,
+        ray_address: str | None = None,
+        retry_failed: bool = False,
+    ) -> None:
         if workers < 1:
             raise RetracError(f"--workers must be at least 1, not {workers}")  # before a file is made
         self.results = ResultsFile(out)
@@ -65,7 +78,9 @@ class Batch:
         """The run into the local store first, then the line that names it: a line always points at
         a stored run; a run stored whose line was lost (a kill between the two) just runs again."""
         if outcome.record is None:
-            line = failed_line(outcome.id, outcome.question, outcome.error or "unknown error", outcome.seconds)
+            line = failed_line(
+                outcome.id, outcome.question, outcome.error or "unknown error", outcome.seconds
+            )
         else:
             run_id = write_run(self.runs, outcome.record)
             self._remember(run_id, outcome.record.remembered)

@@ -26,8 +26,10 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError as e:
-        raise DependencyError(f"running questions on Ray needs Ray, which is not installed ({e}); install it with "
-                              "`pip install 'retrac-local[scale]'`") from e
+        raise DependencyError(
+            f"running questions on Ray needs Ray, which is not installed ({e}); install it with "
+            "`pip install 'retrac-local[scale]'`"
+        ) from e
     return ray
 
 
@@ -56,14 +58,21 @@ class RayPool(Generic[Job]):
         if self.ray_address:
             self.ray.init(address=self.ray_address, log_to_driver=False, configure_logging=False)
         else:
-            self.ray.init(address="local", num_cpus=self.workers, include_dashboard=False, log_to_driver=False,
-                          configure_logging=False)
+            self.ray.init(
+                address="local",
+                num_cpus=self.workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                configure_logging=False,
+            )
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.ray.shutdown()
 
-    def map(self, jobs: list[Job], method: str, args: Callable[[Job], tuple[Any, ...]]) -> Iterator[tuple[Job, Any]]:
+    def map(
+        self, jobs: list[Job], method: str, args: Callable[[Job], tuple[Any, ...]]
+    ) -> Iterator[tuple[Job, Any]]:
         """(job, what `BatchWorker.<method>(*args(job))` returned) as each job ends; a job whose
         worker died yields a WorkerFailed instead, and Ray restarts that worker for the next job."""
         ray = self.ray

@@ -30,5 +30,7 @@ def load_batch_questions(path: Path) -> list[BatchQuestion]:
     """Every question of the file, in file order; a bad line fails the batch before anything runs."""
     out = read_records(path, _question, '{"id", "question"}')
     if not out:
-        raise RetracError(f'{path} holds no question; write one JSON object a line: {{"id": …, "question": …}}')
+        raise RetracError(
+            f'{path} holds no question; write one JSON object a line: {{"id": …, "question": …}}'
+        )
     return out

@@ -45,8 +45,10 @@ class ResultsFile:
             try:
                 out.append(json.loads(line))
             except ValueError as e:
-                raise RetracError(f"{self.path}, line {number} is not JSON ({e}); move the file away to start "
-                                  "afresh, or delete that line to run its question again") from e
+                raise RetracError(
+                    f"{self.path}, line {number} is not JSON ({e}); move the file away to start "
+                    "afresh, or delete that line to run its question again"
+                ) from e
         return out
 
     def done(self, retry_failed: bool = False) -> set[str]:
@@ -65,13 +67,29 @@ class ResultsFile:
             os.fsync(f.fileno())
 
 
-def result_line(question_id: str, question: str, run_id: str | None, result: dict[str, Any]) -> dict[str, Any]:
+def result_line(
+    question_id: str, question: str, run_id: str | None, result: dict[str, Any]
+) -> dict[str, Any]:
     """The line of a finished run, from its result as the run store keeps it."""
-    return {"id": question_id, "question": question, "run_id": run_id, "status": result["status"],
-            "answer": result.get("answer"), "citations": result.get("citations", []),
-            "seconds": result.get("seconds")}
+    return {
+        "id": question_id,
+        "question": question,
+        "run_id": run_id,
+        "status": result["status"],
+        "answer": result.get("answer"),
+        "citations": result.get("citations", []),
+        "seconds": result.get("seconds"),
+    }
 
 
 def failed_line(question_id: str, question: str, error: str, seconds: float | None = None) -> dict[str, Any]:
-    return {"id": question_id, "question": question, "run_id": None, "status": FAILED, "answer": None,
-            "citations": [], "seconds": None if seconds is None else round(seconds, 2), "error": error}
+    return {
+        "id": question_id,
+        "question": question,
+        "run_id": None,
+        "status": FAILED,
+        "answer": None,
+        "citations": [],
+        "seconds": None if seconds is None else round(seconds, 2),
+        "error": error,
+    }

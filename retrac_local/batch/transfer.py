@@ -37,7 +37,9 @@ def write_run(store: RunStore, record: RunRecord) -> str:
         upto = taken
         while upto < len(calls) and calls[upto]["iteration"] <= r["iteration"]:
             upto += 1
-        store.save_round(run_id, r["iteration"], r["state"], r["trajectory"], r["diff"], r["stats"], calls[taken:upto])
+        store.save_round(
+            run_id, r["iteration"], r["state"], r["trajectory"], r["diff"], r["stats"], calls[taken:upto]
+        )
         taken = upto
     result = dict(run["result"] or {})
     if result:

@@ -42,7 +42,11 @@ class FromSettings:
 
 
 def _reason(error: Exception) -> str:
-    return str(error) if isinstance(error, RetracError) else "".join(traceback.format_exception_only(error)).strip()
+    return (
+        str(error)
+        if isinstance(error, RetracError)
+        else "".join(traceback.format_exception_only(error)).strip()
+    )
 
 
 class DeferredMemory(RunMemory):
@@ -96,8 +100,12 @@ class BatchWorker:
             result = baseline_runner(self.app, mode, rag_k)(question)
         except Exception as e:
             return Outcome(question.id, question.question, time.perf_counter() - started, error=_reason(e))
-        return Outcome(question.id, question.question, time.perf_counter() - started,
-                       result=result.to_dict(with_calls=True))
+        return Outcome(
+            question.id,
+            question.question,
+            time.perf_counter() - started,
+            result=result.to_dict(with_calls=True),
+        )
 
     def _retrac(self, question_id: str, question: str) -> Outcome:
         started = time.perf_counter()
@@ -114,9 +122,16 @@ class BatchWorker:
                 raise RetracError("the run ended without a result")
             record = read_run(store, finished[-1].run_id)
             record.remembered = memory.kept
-            return Outcome(question_id, question, time.perf_counter() - started, record=record,
-                           result=finished[-1].to_dict(with_calls=True))
-        except Exception as e:  # the model's server gone, a broken store, our bug: the question fails, the batch goes on
+            return Outcome(
+                question_id,
+                question,
+                time.perf_counter() - started,
+                record=record,
+                result=finished[-1].to_dict(with_calls=True),
+            )
+        except (
+            Exception
+        ) as e:  # the model's server gone, a broken store, our bug: the question fails, the batch goes on
             return Outcome(question_id, question, time.perf_counter() - started, error=_reason(e))
         finally:
             store.close()

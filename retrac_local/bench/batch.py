@@ -37,14 +37,40 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(server: str, model: Path, slots: int, n_ctx: int, log: Path) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    server: str, model: Path, slots: int, n_ctx: int, log: Path
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     if server == "llama-cpp-python":
-        command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-                   "--port", str(port), "--n_ctx", str(n_ctx)]
+        command = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+        ]
     else:  # llama.cpp's server: the context is shared by the slots
-        command = [server, "--model", str(model), "--host", "127.0.0.1", "--port", str(port),
-                   "--ctx-size", str(n_ctx * slots), "--parallel", str(slots), "--threads", str(os.cpu_count() or 1)]
+        command = [
+            server,
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--ctx-size",
+            str(n_ctx * slots),
+            "--parallel",
+            str(slots),
+            "--threads",
+            str(os.cpu_count() or 1),
+        ]
     proc = subprocess.Popen(command, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
@@ -64,8 +90,24 @@ def measure(env: dict[str, str], questions: Path, out: Path, workers: int) -> di
 
     shutil.rmtree(out, ignore_errors=True)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "retrac_local.cli.main", "batch", str(questions), "--out", str(out),
-                           "--workers", str(workers), "--json"], env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "retrac_local.cli.main",
+            "batch",
+            str(questions),
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+            "--json",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"retrac batch failed: {done.stderr[-2000:]}")
@@ -77,11 +119,16 @@ def measure(env: dict[str, str], questions: Path, out: Path, workers: int) -> di
     statuses: dict[str, int] = {}
     for line in lines:
         statuses[line["status"]] = statuses.get(line["status"], 0) + 1
-    return {"workers": workers, "questions": len(lines), "wall_s": round(wall, 1),
-            "questions_per_hour": round(3600 * len(lines) / wall, 1),
-            "tokens_per_s": round((prompt + generated) / wall, 1), "generated_tokens_per_s": round(generated / wall, 2),
-            "median_question_s": round(statistics.median(line["seconds"] or 0 for line in lines), 1),
-            "statuses": statuses}
+    return {
+        "workers": workers,
+        "questions": len(lines),
+        "wall_s": round(wall, 1),
+        "questions_per_hour": round(3600 * len(lines) / wall, 1),
+        "tokens_per_s": round((prompt + generated) / wall, 1),
+        "generated_tokens_per_s": round(generated / wall, 2),
+        "median_question_s": round(statistics.median(line["seconds"] or 0 for line in lines), 1),
+        "statuses": statuses,
+    }
 
 
 def main() -> None:
@@ -100,19 +147,30 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     home = args.out / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(home)}
-    subprocess.run([sys.executable, "-m", "retrac_local.cli.main", "ingest", str(DEMO / "docs")], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "retrac_local.cli.main", "ingest", str(DEMO / "docs")],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     questions = args.out / "questions.jsonl"
-    questions.write_text("".join((DEMO / "questions.jsonl").read_text().splitlines(keepends=True)[: args.questions]))
+    questions.write_text(
+        "".join((DEMO / "questions.jsonl").read_text().splitlines(keepends=True)[: args.questions])
+    )
     schema_format = "json_object" if args.server == "llama-cpp-python" else "json_schema"
     rows = []
     for workers in [int(w) for w in args.workers.split(",")]:
         slots = 1 if args.server == "llama-cpp-python" else workers
         proc, url = start_server(args.server, model, slots, n_ctx, args.out / f"server-{workers}.log")
         try:
-            role_env = {f"RETRAC_{role}__{key}": value for role in ("PLANNER", "COMPRESSOR")
-                        for key, value in (("URL", url), ("SCHEMA_FORMAT", schema_format), ("N_CTX", str(n_ctx)))}
-            row = measure(env | role_env, questions, args.out / f"workers-{workers}", workers) | {"slots": slots}
+            role_env = {
+                f"RETRAC_{role}__{key}": value
+                for role in ("PLANNER", "COMPRESSOR")
+                for key, value in (("URL", url), ("SCHEMA_FORMAT", schema_format), ("N_CTX", str(n_ctx)))
+            }
+            row = measure(env | role_env, questions, args.out / f"workers-{workers}", workers) | {
+                "slots": slots
+            }
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -121,17 +179,27 @@ def main() -> None:
     base = rows[0]["questions_per_hour"]
     for row in rows:
         row["speedup"] = round(row["questions_per_hour"] / base, 2) if base else None
-    result = {"server": Path(args.server).name, "model": model.name, "cpus": os.cpu_count(),
-              "questions": args.questions, "rows": rows}
+    result = {
+        "server": Path(args.server).name,
+        "model": model.name,
+        "cpus": os.cpu_count(),
+        "questions": args.questions,
+        "rows": rows,
+    }
     (args.out / "batch.json").write_text(json.dumps(result, indent=2))
-    lines = [f"`retrac batch`, {args.questions} demo questions, {model.name} behind {Path(args.server).name} "
-             f"({os.cpu_count()} CPUs)", "",
-             "| workers | server slots | wall s | questions/hour | speed-up | tokens/s (all) | generated tok/s | median s per question | status |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"`retrac batch`, {args.questions} demo questions, {model.name} behind {Path(args.server).name} "
+        f"({os.cpu_count()} CPUs)",
+        "",
+        "| workers | server slots | wall s | questions/hour | speed-up | tokens/s (all) | generated tok/s | median s per question | status |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         status = ", ".join(f"{n} {s}" for s, n in sorted(r["statuses"].items()))
-        lines.append(f"| {r['workers']} | {r['slots']} | {r['wall_s']} | {r['questions_per_hour']} | {r['speedup']}× | "
-                     f"{r['tokens_per_s']} | {r['generated_tokens_per_s']} | {r['median_question_s']} | {status} |")
+        lines.append(
+            f"| {r['workers']} | {r['slots']} | {r['wall_s']} | {r['questions_per_hour']} | {r['speedup']}× | "
+            f"{r['tokens_per_s']} | {r['generated_tokens_per_s']} | {r['median_question_s']} | {status} |"
+        )
     (args.out / "batch.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

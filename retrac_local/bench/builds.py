@@ -35,8 +35,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def measure(python: str, model: Path, gen_tokens: int) -> dict[str, Any]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([python, "-c", PROBE, str(model), str(gen_tokens)], env=env, capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [python, "-c", PROBE, str(model), str(gen_tokens)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"{python} could not run llama.cpp: {done.stderr.strip()[-800:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -60,7 +65,12 @@ def main() -> None:
         for name, python in builds.items():  # in turns: both builds see the same load
             rows[name].append(measure(python, args.model, args.gen_tokens))
             print(name, json.dumps(rows[name][-1]), flush=True)
-    result: dict[str, Any] = {"model": args.model.name, "runs": args.runs, "cores": os.cpu_count(), "builds": {}}
+    result: dict[str, Any] = {
+        "model": args.model.name,
+        "runs": args.runs,
+        "cores": os.cpu_count(),
+        "builds": {},
+    }
     for name, measured in rows.items():
         result["builds"][name] = {
             "pp_tok_s": round(statistics.median(r["pp_tok_s"] for r in measured), 2),
@@ -73,11 +83,16 @@ def main() -> None:
         b["tg_ratio"] = round(b["tg_tok_s"] / result["builds"][first]["tg_tok_s"], 3)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "builds.json").write_text(json.dumps(result, indent=2))
-    lines = [f"llama.cpp builds on {result['cores']} cores, {result['model']} (medians of {args.runs} runs, in turns).", "",
-             f"| build | prompt tok/s | generation tok/s | prompt vs {first} | generation vs {first} | CPU features used |",
-             "|---|---|---|---|---|---|"]
-    lines += [f"| {n} | {b['pp_tok_s']} | {b['tg_tok_s']} | {b['pp_ratio']} | {b['tg_ratio']} | {b['features']} |"
-              for n, b in result["builds"].items()]
+    lines = [
+        f"llama.cpp builds on {result['cores']} cores, {result['model']} (medians of {args.runs} runs, in turns).",
+        "",
+        f"| build | prompt tok/s | generation tok/s | prompt vs {first} | generation vs {first} | CPU features used |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {n} | {b['pp_tok_s']} | {b['tg_tok_s']} | {b['pp_ratio']} | {b['tg_ratio']} | {b['features']} |"
+        for n, b in result["builds"].items()
+    ]
     (args.out / "builds.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

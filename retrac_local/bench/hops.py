@@ -42,8 +42,9 @@ def opening_searches(app: Any, question: str, titles: Any = None) -> list[tuple[
             if not offered:
                 break
             query = offered[0].query
-        tool = SearchTool(app.corpus, k=r.first_k if hop == 0 else r.k, hit_words=r.hit_words,
-                          context_window=r.open_window)
+        tool = SearchTool(
+            app.corpus, k=r.first_k if hop == 0 else r.k, hit_words=r.hit_words, context_window=r.open_window
+        )
         observation = tool(SearchArgs(tool="search", query=query))
         searched.add(query_key(query))
         for c in observation.chunks:
@@ -68,20 +69,33 @@ def measure(app: Any, questions: list[Any], with_titles: bool = True) -> dict[st
             recall.append(doc_recall(doc_ids(seen), q.supporting_doc_ids))
         rows.append({"id": q.id, "type": q.type, "queries": [h[0] for h in hops], "recall_by_hop": recall})
     depth = max(len(r["recall_by_hop"]) for r in rows)
-    by_hop = [statistics.mean(r["recall_by_hop"][min(h, len(r["recall_by_hop"]) - 1)] for r in rows)
-              for h in range(depth)]
+    by_hop = [
+        statistics.mean(r["recall_by_hop"][min(h, len(r["recall_by_hop"]) - 1)] for r in rows)
+        for h in range(depth)
+    ]
     single = Counter(len(r["queries"]) > 1 and len(r["queries"][1].split()) == 1 for r in rows)
-    return {"questions": len(rows), "recall_by_hop": [round(x, 3) for x in by_hop],
-            "both_found": round(sum(r["recall_by_hop"][-1] == 1.0 for r in rows) / len(rows), 3),
-            "hop1_single_word_share": round(single[True] / len(rows), 3), "rows": rows}
+    return {
+        "questions": len(rows),
+        "recall_by_hop": [round(x, 3) for x in by_hop],
+        "both_found": round(sum(r["recall_by_hop"][-1] == 1.0 for r in rows) / len(rows), 3),
+        "hop1_single_word_share": round(single[True] / len(rows), 3),
+        "rows": rows,
+    }
 
 
 def markdown(result: dict[str, Any], title: str) -> str:
-    lines = [f"{title}: {result['questions']} questions, round 1's opening searches (no model).", "",
-             "| after hop | doc recall |", "|---|---|"]
+    lines = [
+        f"{title}: {result['questions']} questions, round 1's opening searches (no model).",
+        "",
+        "| after hop | doc recall |",
+        "|---|---|",
+    ]
     lines += [f"| {h} | {r:.3f} |" for h, r in enumerate(result["recall_by_hop"])]
-    lines += ["", f"Both gold documents found by the opening searches: {result['both_found']:.1%}; hop 1 a single "
-              f"word: {result['hop1_single_word_share']:.1%}."]
+    lines += [
+        "",
+        f"Both gold documents found by the opening searches: {result['both_found']:.1%}; hop 1 a single "
+        f"word: {result['hop1_single_word_share']:.1%}.",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -95,7 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--offset", type=int, default=100)
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--without-titles", action="store_true", help="candidates without the collection's titles")
+    parser.add_argument(
+        "--without-titles", action="store_true", help="candidates without the collection's titles"
+    )
     args = parser.parse_args(argv)
     questions = load_questions(args.questions, args.offset, args.limit)
     result = measure(Retrac(load_settings()), questions, with_titles=not args.without_titles)

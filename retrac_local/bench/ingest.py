@@ -70,10 +70,15 @@ def one_run(paths: list[Path], home: Path, overrides: dict[str, Any] | None = No
     total = report["seconds"]
     stages = {s: round(watch.seconds[s], 4) for s in STAGES}
     return {
-        "files": report["files_added"], "failed": len(report["failed"]), "mb": round(size / 1e6, 2),
-        "documents": report["documents_added"], "chunks": report["chunks"], "seconds": total,
+        "files": report["files_added"],
+        "failed": len(report["failed"]),
+        "mb": round(size / 1e6, 2),
+        "documents": report["documents_added"],
+        "chunks": report["chunks"],
+        "seconds": total,
         "stages": stages | {"other": round(total - sum(stages.values()), 4)},
-        "model_load_seconds": round(load_seconds, 2), "embedder": embedder.name,
+        "model_load_seconds": round(load_seconds, 2),
+        "embedder": embedder.name,
         "chunks_per_second": round(report["chunks"] / total, 1) if total else None,
         "mb_per_minute": round(size / 1e6 / total * 60, 2) if total else None,
     }
@@ -123,7 +128,9 @@ def main(argv: list[str] | None = None) -> None:
     runs = []
     for i in range(args.runs):
         runs.append(one_run(args.paths, args.out / "home"))
-        print(f"run {i + 1}/{args.runs}: {runs[-1]['chunks']} chunks in {runs[-1]['seconds']} s  {runs[-1]['stages']}")
+        print(
+            f"run {i + 1}/{args.runs}: {runs[-1]['chunks']} chunks in {runs[-1]['seconds']} s  {runs[-1]['stages']}"
+        )
     result = summarise(runs) | {"paths": [str(p) for p in args.paths]}
     (args.out / "ingest.json").write_text(json.dumps(result, indent=2))
     text = markdown(result, ", ".join(p.name for p in args.paths))

@@ -61,7 +61,7 @@ def batch_latency(app: Any, questions: list[dict[str, Any]], method: str, batch:
     texts = [q["question"] for q in questions]
     start = time.perf_counter()
     for i in range(0, len(texts), batch):
-        chunk = texts[i:i + batch]
+        chunk = texts[i : i + batch]
         vectors = app.corpus.embedder.embed(chunk) if method != "bm25" else [None] * len(chunk)
         for text, vector in zip(chunk, vectors, strict=True):
             app.corpus.search(text, k=max(KS), method=method, query_vector=vector, dedupe_documents=True)
@@ -121,8 +121,12 @@ def main() -> None:
         print(method, methods[method], flush=True)
     documents, chunks = app.corpus.count()
     result = {
-        "dataset": f"HotpotQA dev ({args.questions.name})", "questions": len(questions),
-        "corpus_documents": documents, "corpus_chunks": chunks, "ingest": ingest, "methods": methods,
+        "dataset": f"HotpotQA dev ({args.questions.name})",
+        "questions": len(questions),
+        "corpus_documents": documents,
+        "corpus_chunks": chunks,
+        "ingest": ingest,
+        "methods": methods,
         "store_mb": None if (size := app.corpus.size_bytes()) is None else round(size / 1e6, 1),
         "vector_index": app.corpus.vector_index_kind(),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),

@@ -29,9 +29,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-PROMPT = ("The Orrin Isles lie off the western coast. Their lighthouses were built by the Orrin Lights Board "
-          "between 1851 and 1975, and each keeper kept a log of storms, ships, tides and repairs. ") * 12
-LONG_ANSWER = [{"role": "user", "content": PROMPT + "\nRetell the paragraph above in your own words, at length."}]
+PROMPT = (
+    "The Orrin Isles lie off the western coast. Their lighthouses were built by the Orrin Lights Board "
+    "between 1851 and 1975, and each keeper kept a log of storms, ships, tides and repairs. "
+) * 12
+LONG_ANSWER = [
+    {"role": "user", "content": PROMPT + "\nRetell the paragraph above in your own words, at length."}
+]
 
 
 def _median(values: list[float]) -> float:
@@ -57,7 +61,12 @@ def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, A
                 break
         tg.append(gen_tokens / (time.perf_counter() - start))
     del llama
-    return {"model": path.name, "prompt_tokens": len(tokens), "pp_tok_s": _median(pp), "tg_tok_s": _median(tg)}
+    return {
+        "model": path.name,
+        "prompt_tokens": len(tokens),
+        "pp_tok_s": _median(pp),
+        "tg_tok_s": _median(tg),
+    }
 
 
 def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
@@ -68,7 +77,9 @@ def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
     planner, _ = app.llms()
     out: dict[str, Any] = {}
     schemas = {"Action": (Action, 160), "StateUpdate": (state_update_schema(True, ["E1", "E2"]), 600)}
-    messages = [{"role": "user", "content": PROMPT + "\nWrite the JSON requested, filling every field with detail."}]
+    messages = [
+        {"role": "user", "content": PROMPT + "\nWrite the JSON requested, filling every field with detail."}
+    ]
     for name, (schema, max_tokens) in schemas.items():
         ratios, constrained_rates, free_rates = [], [], []
         with contextlib.suppress(StructuredOutputError):  # warm: the grammar and the prompt's KV cache
@@ -81,8 +92,11 @@ def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
             constrained_rates.append(c_rate)
             free_rates.append(f_rate)
             ratios.append(c_rate / f_rate)
-        out[name] = {"constrained_tok_s": _median(constrained_rates), "free_tok_s": _median(free_rates),
-                     "ratio": round(statistics.median(ratios), 3)}
+        out[name] = {
+            "constrained_tok_s": _median(constrained_rates),
+            "free_tok_s": _median(free_rates),
+            "ratio": round(statistics.median(ratios), 3),
+        }
     return out
 
 
@@ -131,7 +145,9 @@ print(json.dumps({"imports": round(t1 - t0, 2), "models": round(t2 - t1, 2), "st
 
 
 def _probe(code: str, env: dict[str, str], *args: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=900
+    )
     if out.returncode != 0:
         raise SystemExit(f"probe failed: {out.stderr[-1500:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -163,11 +179,13 @@ def kv_reuse(calls: list[dict[str, Any]]) -> dict[str, Any]:
             reused += min(call["cached_tokens"], previous["prompt_tokens"] + previous["completion_tokens"])
     compress = [c for c in calls if c["purpose"] == "compress"]
     return {
-        "planner_submitted_after_first": submitted, "planner_processed_after_first": processed,
+        "planner_submitted_after_first": submitted,
+        "planner_processed_after_first": processed,
         "kv_saved_share": round(1 - processed / submitted, 4) if submitted else None,
         "kv_reuse_share": round(reused / reusable, 4) if reusable else None,
-        "compressor_cached_share": round(sum(c["cached_tokens"] for c in compress)
-                                         / max(1, sum(c["prompt_tokens"] for c in compress)), 4),
+        "compressor_cached_share": round(
+            sum(c["cached_tokens"] for c in compress) / max(1, sum(c["prompt_tokens"] for c in compress)), 4
+        ),
     }
 
 
@@ -180,7 +198,9 @@ def agent_run(app: Any, question: str) -> dict[str, Any]:
             result = event.result
     assert result is not None
     return {
-        "answer": result.answer, "status": str(result.status), "seconds": round(result.seconds, 2),
+        "answer": result.answer,
+        "status": str(result.status),
+        "seconds": round(result.seconds, 2),
         "llm_seconds": round(result.llm_seconds, 2),
         "overhead_share": round((result.seconds - result.llm_seconds) / result.seconds, 4),
         **kv_reuse(result.calls),
@@ -194,32 +214,55 @@ def _share(value: float | None) -> str:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = [f"Speed on {result['machine']} (medians of {result['runs']} runs).", "",
-             "| model | prompt tok/s | generation tok/s |", "|---|---|---|"]
+    lines = [
+        f"Speed on {result['machine']} (medians of {result['runs']} runs).",
+        "",
+        "| model | prompt tok/s | generation tok/s |",
+        "|---|---|---|",
+    ]
     lines += [f"| {r['model']} | {r['pp_tok_s']} | {r['tg_tok_s']} |" for r in result["raw"]]
     lines += ["", "| schema | constrained tok/s | free tok/s | ratio |", "|---|---|---|---|"]
-    lines += [f"| {k} | {v['constrained_tok_s']} | {v['free_tok_s']} | {v['ratio']} |" for k, v in result["constrained"].items()]
+    lines += [
+        f"| {k} | {v['constrained_tok_s']} | {v['free_tok_s']} | {v['ratio']} |"
+        for k, v in result["constrained"].items()
+    ]
     g = result["grammar"]
-    lines += ["", "Grammar, first process / second process (disk cache): "
-              + ", ".join(f"{k} {g['first_process'][k]['seconds']} s / {g['second_process'][k]['seconds']} s"
-                          f"{'' if not g['second_process'][k]['compiled'] else ' (recompiled!)'}" for k in g["first_process"])
-              + " (the vocabulary is prepared once per process either way; the other figures are each schema's index)"]
+    lines += [
+        "",
+        "Grammar, first process / second process (disk cache): "
+        + ", ".join(
+            f"{k} {g['first_process'][k]['seconds']} s / {g['second_process'][k]['seconds']} s"
+            f"{'' if not g['second_process'][k]['compiled'] else ' (recompiled!)'}"
+            for k in g["first_process"]
+        )
+        + " (the vocabulary is prepared once per process either way; the other figures are each schema's index)",
+    ]
     runs = result["agent"]
-    lines += ["", "| agent run | answer | seconds | in LLM | outside LLM | planner prompt saved after 1st call "
-              "of a round | cache left by the previous call reused | compressor prompt cached |",
-              "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {i} | {r['answer']} | {r['seconds']} | {r['llm_seconds']} | {r['overhead_share']:.1%} | "
-              f"{_share(r['kv_saved_share'])} | {_share(r['kv_reuse_share'])} | {_share(r['compressor_cached_share'])} |"
-              for i, r in enumerate(runs, 1)]
+    lines += [
+        "",
+        "| agent run | answer | seconds | in LLM | outside LLM | planner prompt saved after 1st call "
+        "of a round | cache left by the previous call reused | compressor prompt cached |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {i} | {r['answer']} | {r['seconds']} | {r['llm_seconds']} | {r['overhead_share']:.1%} | "
+        f"{_share(r['kv_saved_share'])} | {_share(r['kv_reuse_share'])} | {_share(r['compressor_cached_share'])} |"
+        for i, r in enumerate(runs, 1)
+    ]
     s = result["startup"]
-    lines += ["", f"Start-up (median): imports {s['imports']} s, model loads {s['models']} s, store and embedder "
-              f"{s['store_and_embedder']} s, total {s['total']} s."]
+    lines += [
+        "",
+        f"Start-up (median): imports {s['imports']} s, model loads {s['models']} s, store and embedder "
+        f"{s['store_and_embedder']} s, total {s['total']} s.",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="speed benchmark")
-    parser.add_argument("--demo-home", type=Path, required=True, help="a RETRAC_HOME with the demo corpus ingested")
+    parser.add_argument(
+        "--demo-home", type=Path, required=True, help="a RETRAC_HOME with the demo corpus ingested"
+    )
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--gen-tokens", type=int, default=128)
@@ -233,7 +276,11 @@ def main() -> None:
 
     settings = load_settings()
     files = {settings.model_path("planner"), settings.model_path("compressor")}
-    files |= {settings.models_dir / m.file for m in load_registry(settings.models_dir) if (settings.models_dir / m.file).exists()}
+    files |= {
+        settings.models_dir / m.file
+        for m in load_registry(settings.models_dir)
+        if (settings.models_dir / m.file).exists()
+    }
     args.out.mkdir(parents=True, exist_ok=True)
     result: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "runs": args.runs}
     result["raw"] = [raw_speed(p, 4096, args.gen_tokens, args.runs) for p in sorted(files)]
@@ -242,7 +289,9 @@ def main() -> None:
     result["constrained"] = constrained_speed(app, args.runs)
     print(json.dumps(result["constrained"]), flush=True)
     result["grammar"] = grammar_cache(env)
-    question = json.loads((Path(__file__).resolve().parents[2] / "corpora/demo/questions.jsonl").read_text().splitlines()[0])["question"]
+    question = json.loads(
+        (Path(__file__).resolve().parents[2] / "corpora/demo/questions.jsonl").read_text().splitlines()[0]
+    )["question"]
     result["agent"] = [agent_run(app, question) for _ in range(args.runs)]
     startups = [_probe(STARTUP_PROBE, env) for _ in range(args.runs)]
     result["startup"] = {k: _median([s[k] for s in startups]) for k in startups[0]}

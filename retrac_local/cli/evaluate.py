@@ -13,33 +13,81 @@ from retrac_local.cli.app import make_app
 
 
 @click.command("eval")
-@click.option("--questions", "questions_file", required=True, type=click.Path(path_type=Path, dir_okay=False),
-              help='JSON Lines of {"id", "question", "answers", "supporting_doc_ids"?}')
+@click.option(
+    "--questions",
+    "questions_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    help='JSON Lines of {"id", "question", "answers", "supporting_doc_ids"?}',
+)
 @click.option("--mode", "modes", default="retrac,react,rag", show_default=True, help="comma-separated modes")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="this many questions")
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="skip this many questions first")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="output folder; an unfinished evaluation there is continued")
-@click.option("--rag-k", type=click.IntRange(min=1, max=50), default=5, show_default=True, help="chunks in the RAG prompt")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="output folder; an unfinished evaluation there is continued",
+)
+@click.option(
+    "--rag-k",
+    type=click.IntRange(min=1, max=50),
+    default=5,
+    show_default=True,
+    help="chunks in the RAG prompt",
+)
 @click.option("--title", default=None, help="caption of the table and plots")
-@click.option("--report-only", is_flag=True,
-              help="only rewrite the summary and plots from results.jsonl (adding the method's figures from the "
-                   "run store to rows that lack them)")
-@click.option("--unanswerable", is_flag=True,
-              help="hide the questions' gold documents (in a copy of the collection, made once under the home) "
-                   "and measure how often each mode still answers with confidence")
-@click.option("--layout", "layout_file", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None,
-              help="a collection of long documents built by `python -m retrac_local.eval.longdocs` (its "
-                   "layout.json): doc recall counts the paragraphs the retrieved chunks hold")
-@click.option("--workers", type=click.IntRange(min=1), default=None,
-              help="run this many (question, mode) pairs at once, each on a Ray worker (`pip install "
-                   "'retrac-local[scale]'`); give the models a server (planner.url, compressor.url)")
-@click.option("--ray-address", default=None, help="with --workers: a Ray cluster to join; a local Ray when absent")
-@click.option("--report-name", default="summary", show_default=True,
-              help="stem of the report files, so that one folder can hold reports of several question ranges")
-def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, out: Path, rag_k: int,
-             title: str | None, report_only: bool, unanswerable: bool, layout_file: Path | None, workers: int | None,
-             ray_address: str | None, report_name: str) -> None:
+@click.option(
+    "--report-only",
+    is_flag=True,
+    help="only rewrite the summary and plots from results.jsonl (adding the method's figures from the "
+    "run store to rows that lack them)",
+)
+@click.option(
+    "--unanswerable",
+    is_flag=True,
+    help="hide the questions' gold documents (in a copy of the collection, made once under the home) "
+    "and measure how often each mode still answers with confidence",
+)
+@click.option(
+    "--layout",
+    "layout_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="a collection of long documents built by `python -m retrac_local.eval.longdocs` (its "
+    "layout.json): doc recall counts the paragraphs the retrieved chunks hold",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="run this many (question, mode) pairs at once, each on a Ray worker (`pip install "
+    "'retrac-local[scale]'`); give the models a server (planner.url, compressor.url)",
+)
+@click.option(
+    "--ray-address", default=None, help="with --workers: a Ray cluster to join; a local Ray when absent"
+)
+@click.option(
+    "--report-name",
+    default="summary",
+    show_default=True,
+    help="stem of the report files, so that one folder can hold reports of several question ranges",
+)
+def eval_cmd(
+    questions_file: Path,
+    modes: str,
+    limit: int | None,
+    offset: int,
+    out: Path,
+    rag_k: int,
+    title: str | None,
+    report_only: bool,
+    unanswerable: bool,
+    layout_file: Path | None,
+    workers: int | None,
+    ray_address: str | None,
+    report_name: str,
+) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
     Writes OUT/results.jsonl (one line per question and mode, as each ends), OUT/summary.json,
@@ -87,9 +135,19 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
 
     def report() -> None:
         wanted = {q.id for q in questions}
-        earlier = {code: [r for r in rows if r["id"] in wanted] for code, rows in evaluation.set_aside_results().items()}
-        write_report(out, [r for r in evaluation.rows if r["id"] in wanted], mode_list, title, name=report_name,
-                     unanswerable=unanswerable, earlier=earlier)
+        earlier = {
+            code: [r for r in rows if r["id"] in wanted]
+            for code, rows in evaluation.set_aside_results().items()
+        }
+        write_report(
+            out,
+            [r for r in evaluation.rows if r["id"] in wanted],
+            mode_list,
+            title,
+            name=report_name,
+            unanswerable=unanswerable,
+            earlier=earlier,
+        )
 
     if not report_only and (workers or ray_address):
         _run_on_ray(app, evaluation, questions, mode_list, rag_k, workers or 1, ray_address, report, annotate)
@@ -101,37 +159,55 @@ def eval_cmd(questions_file: Path, modes: str, limit: int | None, offset: int, o
                 evaluation.run(questions, runners, progress, on_question=report, annotate=annotate)
         except KeyboardInterrupt:
             report()
-            click.echo(f"interrupted: finished results are kept in {out}; run the same command to continue", err=True)
+            click.echo(
+                f"interrupted: finished results are kept in {out}; run the same command to continue", err=True
+            )
             sys.exit(130)
     report()
     click.echo((out / f"{report_name}.md").read_text())
 
 
-def _run_on_ray(app: Any, evaluation: Any, questions: list[Any], modes: list[str], rag_k: int, workers: int,
-                ray_address: str | None, report: Callable[[], None], annotate: Any) -> None:
+def _run_on_ray(
+    app: Any,
+    evaluation: Any,
+    questions: list[Any],
+    modes: list[str],
+    rag_k: int,
+    workers: int,
+    ray_address: str | None,
+    report: Callable[[], None],
+    annotate: Any,
+) -> None:
     from retrac_local.batch.pool import RayPool
     from retrac_local.batch.worker import FromSettings
     from retrac_local.cli.progress import eval_progress
     from retrac_local.cli.render import say
 
     if not app.corpus.exists() or app.corpus.table().count_rows() == 0:
-        raise click.ClickException(f"the corpus in {app.settings.corpus_dir} is empty; run `retrac ingest PATH…` first")
+        raise click.ClickException(
+            f"the corpus in {app.settings.corpus_dir} is empty; run `retrac ingest PATH…` first"
+        )
     try:
         ray_pool: RayPool = RayPool(FromSettings(app.settings), workers, ray_address)
         with ray_pool as pool, eval_progress(questions, modes, evaluation) as progress:
-            failed = evaluation.run_on_ray(questions, modes, pool, app.runs, rag_k, progress, on_question=report,
-                                           annotate=annotate)
+            failed = evaluation.run_on_ray(
+                questions, modes, pool, app.runs, rag_k, progress, on_question=report, annotate=annotate
+            )
     except KeyboardInterrupt:
         report()
-        click.echo(f"interrupted: finished results are kept in {evaluation.out}; run the same command to continue",
-                   err=True)
+        click.echo(
+            f"interrupted: finished results are kept in {evaluation.out}; run the same command to continue",
+            err=True,
+        )
         sys.exit(130)
     report()
     if failed:
         for line in failed:
             say(f"failed: {line}", err=True)
-        raise click.ClickException(f"{len(failed)} (question, mode) pair(s) failed and are not in the results; "
-                                   "run the same command again to retry them")
+        raise click.ClickException(
+            f"{len(failed)} (question, mode) pair(s) failed and are not in the results; "
+            "run the same command again to retry them"
+        )
 
 
 def _remove_documents(home: Path, doc_ids: list[str]) -> None:

@@ -32,7 +32,9 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
         with ingest_progress(enabled=not as_json) as progress:
             report = app.ingest(list(paths), prune=prune, progress=progress)
     except KeyboardInterrupt:
-        click.echo("interrupted: files already ingested are kept; run the same command again to finish", err=True)
+        click.echo(
+            "interrupted: files already ingested are kept; run the same command again to finish", err=True
+        )
         sys.exit(130)
     data = report.to_dict()
     nothing = bool(data["failed"]) and not data["files_added"] and not data["files_skipped"]
@@ -54,8 +56,11 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
 @click.argument("query", required=False)
 @click.option("-k", type=click.IntRange(1, 100), default=None, help="number of hits (default: retrieval.k)")
 @click.option("--method", type=click.Choice(["hybrid", "bm25", "vector"]), default=None)
-@click.option("--queries", type=click.Path(path_type=Path, dir_okay=False, exists=True),
-              help="a UTF-8 file with one query a line; prints one JSON line each")
+@click.option(
+    "--queries",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="a UTF-8 file with one query a line; prints one JSON line each",
+)
 @click.option("--json", "as_json", is_flag=True)
 def search(query: str | None, k: int | None, method: str | None, queries: Any, as_json: bool) -> None:
     """Search the corpus, as the agent's search tool does."""
@@ -70,13 +75,19 @@ def search(query: str | None, k: int | None, method: str | None, queries: Any, a
         try:
             lines = queries.read_text(encoding="utf-8").splitlines()
         except UnicodeDecodeError as e:
-            raise click.ClickException(f"{queries} is not UTF-8 text (byte {e.start}); save it as UTF-8") from e
+            raise click.ClickException(
+                f"{queries} is not UTF-8 text (byte {e.start}); save it as UTF-8"
+            ) from e
         except OSError as e:
             raise click.ClickException(f"cannot read {queries}: {e.strerror or e}") from e
         for line in lines:
             if line.strip():
                 hits = app.search(line.strip(), k=k, method=method)  # type: ignore[arg-type]
-                say(json.dumps({"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False))
+                say(
+                    json.dumps(
+                        {"query": line.strip(), "hits": [h.to_dict() for h in hits]}, ensure_ascii=False
+                    )
+                )
         return
     assert query is not None
     hits = app.search(_text(query), k=k, method=method)  # type: ignore[arg-type]
@@ -139,7 +150,9 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
                     render_event(event)
                 if status is not None:
                     left = f" of {max_rounds}" if max_rounds else ""
-                    status.update(f"round {iteration}{left} · {calls} tool call(s) · {time.perf_counter() - started:.0f} s")
+                    status.update(
+                        f"round {iteration}{left} · {calls} tool call(s) · {time.perf_counter() - started:.0f} s"
+                    )
     except KeyboardInterrupt:
         where = f"; continue it with `retrac resume {run_id}`" if run_id else ""
         click.echo(f"interrupted: every finished round is saved{where}", err=True)
@@ -147,8 +160,10 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
     except RetracError as e:
         if run_id is None:
             raise
-        raise click.ClickException(f"{e} (the run's finished rounds are saved: `retrac resume {run_id}` continues "
-                                   "it once that is fixed)") from e
+        raise click.ClickException(
+            f"{e} (the run's finished rounds are saved: `retrac resume {run_id}` continues "
+            "it once that is fixed)"
+        ) from e
     finally:
         if status is not None:
             status.stop()
@@ -168,12 +183,16 @@ def _display(quiet: bool, events: bool) -> str:
 
 @cli.command()
 @click.argument("question")
-@click.option("--max-rounds", type=click.IntRange(min=1), default=None, help="round budget (default: budget.max_rounds)")
+@click.option(
+    "--max-rounds", type=click.IntRange(min=1), default=None, help="round budget (default: budget.max_rounds)"
+)
 @click.option("--no-memory", is_flag=True, help="do not seed the run with evidence of similar past runs")
 @click.option("--json", "as_json", is_flag=True, help="print only the result, as JSON")
 @click.option("--quiet", is_flag=True, help="no progress: only the answer and its quotes")
 @click.option("--events", is_flag=True, help="JSON Lines on stdout, one per event, for other programs")
-def ask(question: str, max_rounds: int | None, no_memory: bool, as_json: bool, quiet: bool, events: bool) -> None:
+def ask(
+    question: str, max_rounds: int | None, no_memory: bool, as_json: bool, quiet: bool, events: bool
+) -> None:
     """Research QUESTION in the corpus and answer it with cited quotes."""
     overrides: dict[str, Any] = {"budget": {"max_rounds": max_rounds}} if max_rounds else {}
     if no_memory:
@@ -194,7 +213,10 @@ def resume(run_id: str, as_json: bool, quiet: bool, events: bool) -> None:
     app = make_app()
     run = app.runs.run(run_id)
     if run["status"] != "running" and run["result"]:
-        say(f"run {run_id} had already finished ({run['status']}); nothing to resume: its result follows", err=True)
+        say(
+            f"run {run_id} had already finished ({run['status']}); nothing to resume: its result follows",
+            err=True,
+        )
     _run(app.resume(run_id), as_json, _display(quiet, events), app.settings.budget.max_rounds)
 
 
@@ -214,13 +236,22 @@ def corpus_stats(as_json: bool) -> None:
     if not store.exists():
         raise click.ClickException(f"no corpus in {app.settings.corpus_dir}; run `retrac ingest PATH…` first")
     documents, chunks = store.count()
-    data = {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes(),
-            "vector_index": store.vector_index_kind(), "path": store.uri}
+    data = {
+        "documents": documents,
+        "chunks": chunks,
+        "size_bytes": store.size_bytes(),
+        "vector_index": store.vector_index_kind(),
+        "path": store.uri,
+    }
     if as_json:
         echo_json(data)
         return
-    size = "on an object store" if data["size_bytes"] is None else f"{data['size_bytes'] / 1e6:.1f} MB on disk"
-    click.echo(f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.uri}")
+    size = (
+        "on an object store" if data["size_bytes"] is None else f"{data['size_bytes'] / 1e6:.1f} MB on disk"
+    )
+    click.echo(
+        f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.uri}"
+    )
 
 
 def _register() -> None:

@@ -19,10 +19,17 @@ def ingest_progress(enabled: bool = True) -> Iterator[ProgressFn]:
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
     console = Console(stderr=True)
-    columns = [TextColumn("ingest"), BarColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[mb]} MB, {task.fields[files]} files · {task.fields[documents]} documents, "
-                          "{task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"),
-               TextColumn("ETA"), TimeRemainingColumn()]
+    columns = [
+        TextColumn("ingest"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn(
+            "{task.fields[mb]} MB, {task.fields[files]} files · {task.fields[documents]} documents, "
+            "{task.fields[chunks]} chunks, {task.fields[rate]} chunks/s"
+        ),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=console, transient=False) as bar:
         task = bar.add_task("ingest", total=None, documents=0, chunks=0, rate="-", mb="0", files="0")
         start = time.perf_counter()
@@ -31,12 +38,23 @@ def ingest_progress(enabled: bool = True) -> Iterator[ProgressFn]:
         def update(event: str, data: dict[str, Any]) -> None:
             if event == "start":  # progress is measured in bytes of input read
                 totals.update(bytes=data["bytes"], files=data["files"])
-                bar.update(task, total=max(data["bytes"], 1), mb=f"0/{data['bytes'] / 1e6:.1f}", files=f"0/{data['files']}")
+                bar.update(
+                    task,
+                    total=max(data["bytes"], 1),
+                    mb=f"0/{data['bytes'] / 1e6:.1f}",
+                    files=f"0/{data['files']}",
+                )
             elif event == "progress":
                 rate = f"{data['chunks'] / max(time.perf_counter() - start, 1e-6):.0f}"
-                bar.update(task, completed=data["bytes_done"], documents=data["documents"], chunks=data["chunks"],
-                           rate=rate, mb=f"{data['bytes_done'] / 1e6:.1f}/{totals['bytes'] / 1e6:.1f}",
-                           files=f"{data.get('files_done', 0)}/{totals['files']}")
+                bar.update(
+                    task,
+                    completed=data["bytes_done"],
+                    documents=data["documents"],
+                    chunks=data["chunks"],
+                    rate=rate,
+                    mb=f"{data['bytes_done'] / 1e6:.1f}/{totals['bytes'] / 1e6:.1f}",
+                    files=f"{data.get('files_done', 0)}/{totals['files']}",
+                )
 
         yield update
 
@@ -57,8 +75,14 @@ def eval_progress(questions: list[Any], modes: list[str], evaluation: Any) -> It
     console = Console(stderr=True)
     total = len(questions) * len(modes)
     done = sum(1 for q in questions for m in modes if evaluation.done(q, m))
-    columns = [TextColumn("eval {task.fields[now]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn()]
+    columns = [
+        TextColumn("eval {task.fields[now]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    ]
     with Progress(*columns, console=console) as bar:
         task = bar.add_task("eval", total=total, completed=done, now="")
         position = {q.id: i for i, q in enumerate(questions, 1)}
@@ -72,7 +96,8 @@ def eval_progress(questions: list[Any], modes: list[str], evaluation: Any) -> It
             bar.console.print(
                 f"{label}: F1 {row['f1']:.2f} EM {row['em']:.0f} · {row['answer']!r} (gold {row['gold'][0]!r}) · "
                 f"{row['status']} · {row['llm_calls']} calls, {row['prompt_tokens']:,} prompt tok, {row['seconds']:.0f} s",
-                markup=False, highlight=False,  # a model's answer is printed as it is, never read as markup
+                markup=False,
+                highlight=False,  # a model's answer is printed as it is, never read as markup
             )
 
         yield update

@@ -36,8 +36,10 @@ def render_event(event: Event) -> None:
         click.echo(f"run {event.run_id}{where}")
         click.echo(click.style("Question: ", bold=True) + for_terminal(event.question))
         for past in event.memory:
-            say(f"memory: {past['evidence_seeded']} verified fact(s) from past run {past['run_id']} "
-                       f"(similarity {past['similarity']:.2f}: {past['question']!r})")
+            say(
+                f"memory: {past['evidence_seeded']} verified fact(s) from past run {past['run_id']} "
+                f"(similarity {past['similarity']:.2f}: {past['question']!r})"
+            )
     elif isinstance(event, StepTaken):
         arg = f"({event.argument!r})" if event.argument else ""
         tail = f" → {event.summary}" if event.summary else ""
@@ -53,8 +55,10 @@ def render_event(event: Event) -> None:
             + f" ({event.prompt_tokens:,} prompt + {event.completion_tokens:,} generated tokens{rate})"
         )
     elif isinstance(event, RoundCarried):
-        click.echo(click.style(f"round {event.iteration}", bold=True)
-                   + f": {event.tool_calls} tool call(s) found {event.new_tokens} new token(s) of text; continued before compressing")
+        click.echo(
+            click.style(f"round {event.iteration}", bold=True)
+            + f": {event.tool_calls} tool call(s) found {event.new_tokens} new token(s) of text; continued before compressing"
+        )
     elif isinstance(event, Converged):
         say(f"stopped: {event.reason}")
     elif isinstance(event, RunFinished):
@@ -63,7 +67,9 @@ def render_event(event: Event) -> None:
 
 def render_result(result: RunResult) -> None:
     click.echo("")
-    click.echo(click.style("Answer: ", bold=True) + for_terminal(result.answer or "(none)") + f"   [{result.status}]")
+    click.echo(
+        click.style("Answer: ", bold=True) + for_terminal(result.answer or "(none)") + f"   [{result.status}]"
+    )
     if result.caveat:
         say(f"Caveat: {result.caveat}")
     if result.citations:

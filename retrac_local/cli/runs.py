@@ -43,22 +43,29 @@ def runs_show(run_id: str, as_json: bool) -> None:
     run, rounds = app.runs.run(run_id), data["rounds"]
     say(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
     for past in run["memory"]:
-        say(f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
-                   f"{past['run_id']} (similarity {past['similarity']:.2f}: {past['question']!r})")
+        say(
+            f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "
+            f"{past['run_id']} (similarity {past['similarity']:.2f}: {past['question']!r})"
+        )
     evidence = {e["id"]: e for e in run["initial_state"]["evidence"]}
     for e in evidence.values():
         say(f"  = [{e['id']}] ({e['source']}, {e['verified']}, from memory) {e['fact']}")
     for r in rounds:
         s, d = r["stats"], r["diff"]
-        say(f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
-                   f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
-                   + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else ""))
+        say(
+            f"\nround {r['iteration']}: {s['tool_calls']} tool call(s), ended by {s['end_reason']}, "
+            f"{s['seconds']:.0f} s, {s['prompt_tokens']:,} prompt tokens, state {s['state_tokens']} tokens"
+            + (f"; stop: {s['stop_reason']}" if s.get("stop_reason") else "")
+        )
         for step in r["trajectory"]["steps"]:
             offered = step.get("candidates") or []
             if offered:
                 say("    offered: " + "; ".join(f"{n}. {c['query']}" for n, c in enumerate(offered, 1)))
             by = {"code": " [by code]", "pick": " [picked]"}.get(step.get("by", ""), "")
-            say(f"  {step['tool']}({step['argument']!r}){by}" + (f" → {step['error']}" if step["error"] else ""))
+            say(
+                f"  {step['tool']}({step['argument']!r}){by}"
+                + (f" → {step['error']}" if step["error"] else "")
+            )
         now = {e["id"]: e for e in r["state"]["evidence"]}
         for i in d.get("evidence_added", []):
             say(f"  + [{i}] ({now[i]['source']}, {now[i]['verified']}) {now[i]['fact']}")
@@ -84,8 +91,12 @@ def runs_show(run_id: str, as_json: bool) -> None:
 @runs.command("export")
 @click.argument("run_id")
 @click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default="html", show_default=True)
-@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="file to write (default: standard output)")
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="file to write (default: standard output)",
+)
 @click.option("--force", is_flag=True, help="replace the output file if it exists")
 def runs_export(run_id: str, fmt: str, output: Path | None, force: bool) -> None:
     """A run as a report: Markdown, JSON, or a self-contained HTML page (no external files)."""

@@ -8,11 +8,19 @@ import click
 
 
 @click.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="address to listen on; anything but a loopback address needs a token (one is made if none is given)")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="address to listen on; anything but a loopback address needs a token (one is made if none is given)",
+)
 @click.option("--port", type=click.IntRange(1, 65535), default=8750, show_default=True)
-@click.option("--token", envvar="RETRAC_SERVE_TOKEN", default=None,
-              help="secret every request must carry (or set RETRAC_SERVE_TOKEN, which keeps it out of the process list)")
+@click.option(
+    "--token",
+    envvar="RETRAC_SERVE_TOKEN",
+    default=None,
+    help="secret every request must carry (or set RETRAC_SERVE_TOKEN, which keeps it out of the process list)",
+)
 def serve(host: str, port: int, token: str | None) -> None:
     """Open the page in a browser: ask, watch the run, read its report, manage the collection."""
     from retrac_local.config import load_settings
@@ -43,5 +51,6 @@ def _check_free(host: str, port: int) -> None:
         try:
             s.bind((host, port))
         except OSError as e:
-            raise click.ClickException(f"cannot listen on {host}:{port}: {e.strerror}; choose another --port "
-                                       "or --host") from e
+            raise click.ClickException(
+                f"cannot listen on {host}:{port}: {e.strerror}; choose another --port or --host"
+            ) from e

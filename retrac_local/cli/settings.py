@@ -13,7 +13,9 @@ from retrac_local.cli.app import Group, make_app
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True)
-@click.option("--check", is_flag=True, help="load each model (or reach each server) and report whether it works")
+@click.option(
+    "--check", is_flag=True, help="load each model (or reach each server) and report whether it works"
+)
 def models(as_json: bool, check: bool) -> None:
     """The configured model of each role: file or server, size, context, and (with --check) whether it loads."""
     from retrac_local.cli.render import echo_json
@@ -46,8 +48,12 @@ def config() -> None:
 
 
 @config.command("init")
-@click.option("--output", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="where to write it (default: $RETRAC_HOME/config.toml)")
+@click.option(
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="where to write it (default: $RETRAC_HOME/config.toml)",
+)
 @click.option("--force", is_flag=True, help="replace an existing file")
 def config_init(output: Path | None, force: bool) -> None:
     """Write every setting with its description and default, commented out."""
@@ -56,7 +62,9 @@ def config_init(output: Path | None, force: bool) -> None:
 
     path = output or config_file_path()
     if path.exists() and not force:
-        raise click.ClickException(f"{path} exists; use --force to replace it, or --output to write elsewhere")
+        raise click.ClickException(
+            f"{path} exists; use --force to replace it, or --output to write elsewhere"
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(commented_toml())
     click.echo(f"wrote {path}")

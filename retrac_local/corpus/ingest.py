@@ -56,9 +56,13 @@ class IngestReport:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "documents_added": self.documents_added, "documents_skipped": self.documents_skipped,
-            "documents_removed": self.documents_removed, "files_added": self.files_added,
-            "files_skipped": self.files_skipped, "chunks": self.chunks, "failed": self.failed,
+            "documents_added": self.documents_added,
+            "documents_skipped": self.documents_skipped,
+            "documents_removed": self.documents_removed,
+            "files_added": self.files_added,
+            "files_skipped": self.files_skipped,
+            "chunks": self.chunks,
+            "failed": self.failed,
             "seconds": round(self.seconds, 2),
             "chunks_per_second": round(self.chunks / self.seconds, 1) if self.seconds > 0 else None,
         }
@@ -81,8 +85,13 @@ def cleaned(doc: Document) -> Document:
         pieces.append(clean_document(doc.text[a:b]))
         at += len(pieces[-1])
     moved[len(doc.text)] = at
-    return replace(doc, title=clean_document(doc.title), text="".join(pieces),
-                   sections=[(moved[o], clean_document(p)) for o, p in doc.sections], pages=[moved[o] for o in doc.pages])
+    return replace(
+        doc,
+        title=clean_document(doc.title),
+        text="".join(pieces),
+        sections=[(moved[o], clean_document(p)) for o, p in doc.sections],
+        pages=[moved[o] for o in doc.pages],
+    )
 
 
 def chunks_of(doc: Document, doc_id: str, words: int, overlap: int) -> list[Chunk]:
@@ -92,9 +101,20 @@ def chunks_of(doc: Document, doc_id: str, words: int, overlap: int) -> list[Chun
     out = []
     for i, (s, e) in enumerate(chunk_text(doc.text, words, overlap, breaks=starts)):
         at = bisect.bisect_right(starts, s) - 1
-        out.append(Chunk(f"{doc_id}#{i}", doc_id, doc.title, doc.source, i, s, e, doc.text[s:e],
-                         section=doc.sections[at][1] if at >= 0 else "",
-                         page=bisect.bisect_right(doc.pages, s) if doc.pages else 0))
+        out.append(
+            Chunk(
+                f"{doc_id}#{i}",
+                doc_id,
+                doc.title,
+                doc.source,
+                i,
+                s,
+                e,
+                doc.text[s:e],
+                section=doc.sections[at][1] if at >= 0 else "",
+                page=bisect.bisect_right(doc.pages, s) if doc.pages else 0,
+            )
+        )
     return out
 
 
@@ -120,8 +140,10 @@ class Manifest:
         try:
             yield
         except (sqlite3.Error, OSError) as e:
-            raise StoreError(f"cannot write the ingest manifest {self.path}: {e}; free disk space or make "
-                             "RETRAC_HOME writable, then run the same command again") from e
+            raise StoreError(
+                f"cannot write the ingest manifest {self.path}: {e}; free disk space or make "
+                "RETRAC_HOME writable, then run the same command again"
+            ) from e
 
     def file(self, path: str) -> tuple[str, list[str]] | None:
         row = self.db.execute("SELECT sha256, doc_ids FROM files WHERE path = ?", (path,)).fetchone()
@@ -135,7 +157,9 @@ class Manifest:
         with self._writing(), self.db:
             old = self.file(path)
             if old:
-                self.db.executemany("DELETE FROM docs WHERE doc_id = ? AND path = ?", [(d, path) for d in old[1]])
+                self.db.executemany(
+                    "DELETE FROM docs WHERE doc_id = ? AND path = ?", [(d, path) for d in old[1]]
+                )
             self.db.execute(
                 "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
                 (path, sha256, json.dumps(doc_ids), chunks, time.time()),
@@ -180,8 +204,11 @@ def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
     and what is not a plain file are reported."""
     for path in paths:
         if path.is_dir():
+
             def unreadable(error: OSError) -> None:
-                report.failed.append({"path": shown(error.filename), "error": f"cannot read this folder: {error.strerror}"})
+                report.failed.append(
+                    {"path": shown(error.filename), "error": f"cannot read this folder: {error.strerror}"}
+                )
 
             root = path.resolve()
             found: list[Path] = []
@@ -192,19 +219,30 @@ def expand(paths: list[Path], report: IngestReport) -> Iterator[Path]:
                     if name.startswith(".") or child.suffix.lower() not in SUPPORTED:
                         continue
                     if child.is_symlink() and child.exists() and not child.resolve().is_relative_to(root):
-                        report.failed.append({"path": shown(child), "error": f"a link to {shown(child.resolve())}, "
-                                              "outside the folder ingested; skipped (ingest that file by name if wanted)"})
+                        report.failed.append(
+                            {
+                                "path": shown(child),
+                                "error": f"a link to {shown(child.resolve())}, "
+                                "outside the folder ingested; skipped (ingest that file by name if wanted)",
+                            }
+                        )
                     elif child.is_file():
                         found.append(child)
                     elif child.is_symlink() and not child.exists():
-                        report.failed.append({"path": shown(child), "error": "broken or looping symbolic link"})
+                        report.failed.append(
+                            {"path": shown(child), "error": "broken or looping symbolic link"}
+                        )
                     elif child.exists():
-                        report.failed.append({"path": shown(child), "error": f"{_kind(child)}, not a plain file; skipped"})
+                        report.failed.append(
+                            {"path": shown(child), "error": f"{_kind(child)}, not a plain file; skipped"}
+                        )
             yield from sorted(found)
         elif path.is_file():
             yield path
         elif path.exists():
-            report.failed.append({"path": shown(path), "error": f"{_kind(path)}, not a plain file or a folder"})
+            report.failed.append(
+                {"path": shown(path), "error": f"{_kind(path)}, not a plain file or a folder"}
+            )
         else:
             report.failed.append({"path": shown(path), "error": "no such file or folder"})
 
@@ -221,8 +259,10 @@ def _only_writer(lock_path: Path) -> Iterator[None]:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise StoreError(f"another ingest is writing this collection ({lock_path.parent}); wait for it to "
-                             "finish, then run this command again") from None
+            raise StoreError(
+                f"another ingest is writing this collection ({lock_path.parent}); wait for it to "
+                "finish, then run this command again"
+            ) from None
         try:
             yield
         finally:
@@ -230,8 +270,14 @@ def _only_writer(lock_path: Path) -> Iterator[None]:
 
 
 class Ingester:
-    def __init__(self, store: CorpusStore, chunk_words: int = 120, overlap_words: int = 20,
-                 progress: ProgressFn | None = None, limits: IngestSettings | None = None) -> None:
+    def __init__(
+        self,
+        store: CorpusStore,
+        chunk_words: int = 120,
+        overlap_words: int = 20,
+        progress: ProgressFn | None = None,
+        limits: IngestSettings | None = None,
+    ) -> None:
         self.store = store
         self.limits = limits or IngestSettings()
         self.sandbox = SandboxedReader(self.limits.file_timeout_s) if self.limits.file_timeout_s else None
@@ -279,14 +325,23 @@ class Ingester:
     def _ingest_file(self, path: Path, size: int, report: IngestReport) -> None:
         key = str(path)
         if shown(path) != key:  # the manifest and the citations need a name that is text
-            report.failed.append({"path": shown(path), "error": "the file name is not valid UTF-8; rename the file "
-                                  "and ingest it again"})
+            report.failed.append(
+                {
+                    "path": shown(path),
+                    "error": "the file name is not valid UTF-8; rename the file and ingest it again",
+                }
+            )
             return
         jsonl = path.suffix.lower() in JSONL_SUFFIXES
         size_mb = size / 1e6
         if not jsonl and size_mb > self.limits.max_file_mb:
-            report.failed.append({"path": key, "error": f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
-                                  f"{self.limits.max_file_mb:g}; raise that limit to ingest it"})
+            report.failed.append(
+                {
+                    "path": key,
+                    "error": f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
+                    f"{self.limits.max_file_mb:g}; raise that limit to ingest it",
+                }
+            )
             return
         try:
             data = path.read_bytes()
@@ -319,7 +374,9 @@ class Ingester:
             doc = cleaned(doc)
             doc_id = self._doc_id(doc, path, taken)
             if doc_id is None:
-                report.failed.append({"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"})
+                report.failed.append(
+                    {"path": doc.source, "error": f"duplicate doc_id {doc.doc_id!r}; record skipped"}
+                )
                 continue
             doc_ids.append(doc_id)
             taken.add(doc_id)
@@ -345,7 +402,9 @@ class Ingester:
         before the record leaves those files to be read again; delete-then-add never duplicates."""
         if self._batch_docs:
             # The headings above a chunk say what it is about: they are embedded with its text.
-            vectors = self.store.embedder.embed([f"{label(c.title, c.section)}\n{c.text}" for c in self._batch])
+            vectors = self.store.embedder.embed(
+                [f"{label(c.title, c.section)}\n{c.text}" for c in self._batch]
+            )
             self.store.replace_documents(self._batch_docs, self._batch, vectors)
         self._batch, self._batch_docs = [], []
         for key, sha, doc_ids, chunks, gone in self._pending_files:
@@ -367,9 +426,15 @@ class Ingester:
 
     def _report_progress(self, report: IngestReport, bytes_into_file: int) -> None:
         pending_docs = sum(len(doc_ids) for _, _, doc_ids, _, _ in self._pending_files)
-        self.progress("progress", {"bytes_done": self._bytes_before + bytes_into_file, "files_done": self._files_done,
-                                   "chunks": report.chunks + len(self._batch),
-                                   "documents": report.documents_added + report.documents_skipped + pending_docs})
+        self.progress(
+            "progress",
+            {
+                "bytes_done": self._bytes_before + bytes_into_file,
+                "files_done": self._files_done,
+                "chunks": report.chunks + len(self._batch),
+                "documents": report.documents_added + report.documents_skipped + pending_docs,
+            },
+        )
 
     def _doc_id(self, doc: Document, path: Path, taken: set[str]) -> str | None:
         if doc.doc_id is not None:  # records bring their own ids (evaluation data depends on them)
@@ -391,6 +456,8 @@ class Ingester:
             if not Path(key).exists():
                 known = self.manifest.file(key)
                 gone = known[1] if known else []
-                self.store.delete_documents(gone)  # store first: a crash here leaves the manifest row to retry
+                self.store.delete_documents(
+                    gone
+                )  # store first: a crash here leaves the manifest row to retry
                 self.manifest.forget(key)
                 report.documents_removed += len(gone)

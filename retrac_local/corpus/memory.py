@@ -16,8 +16,15 @@ class MemoryCorpus:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     searches: list[str] = field(default_factory=list)  # every query it got, for assertions
 
-    def add(self, doc_id: str, title: str, text: str, chunk_words: int = 120,
-            sections: list[tuple[int, str]] | None = None, pages: list[int] | None = None) -> MemoryCorpus:
+    def add(
+        self,
+        doc_id: str,
+        title: str,
+        text: str,
+        chunk_words: int = 120,
+        sections: list[tuple[int, str]] | None = None,
+        pages: list[int] | None = None,
+    ) -> MemoryCorpus:
         """A document chunked as ingest chunks it; `sections` and `pages` as a reader gives them."""
         from retrac_local.corpus.ingest import chunks_of
         from retrac_local.corpus.readers import Document

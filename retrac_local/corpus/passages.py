@@ -25,7 +25,9 @@ def select(hits: list[Hit], k: int, one_per_document: bool = False) -> list[Hit]
         if len(chosen) == k:
             break
         indexes = taken.get(h.chunk.doc_id)
-        if indexes is not None and (one_per_document or any(abs(h.chunk.chunk_index - i) <= 1 for i in indexes)):
+        if indexes is not None and (
+            one_per_document or any(abs(h.chunk.chunk_index - i) <= 1 for i in indexes)
+        ):
             continue
         taken.setdefault(h.chunk.doc_id, set()).add(h.chunk.chunk_index)
         chosen.append(h)

@@ -41,7 +41,9 @@ class Document:
     source: str
     problems: list[str] = field(default_factory=list)  # per-record failures inside a JSONL file
     end_offset: int | None = None  # bytes of the file read once this record is parsed (for progress)
-    sections: list[tuple[int, str]] = field(default_factory=list)  # (offset, "Heading › Subheading"), in order
+    sections: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # (offset, "Heading › Subheading"), in order
     pages: list[int] = field(default_factory=list)  # the offset where each page starts (page 1 first)
 
 
@@ -70,20 +72,29 @@ def section_paths(headings: list[tuple[int, int, str]], title: str) -> list[tupl
 def markdown_headings(text: str) -> list[tuple[int, int, str]]:
     """ATX headings (`## Title`) outside fenced code blocks."""
     fences = [m.start() for m in _MD_FENCE.finditer(text)]
+
     def fenced(at: int) -> bool:
         return sum(1 for f in fences if f < at) % 2 == 1
-    return [(m.start(), len(m.group(1)), m.group(2)) for m in _MD_HEADING.finditer(text) if not fenced(m.start())]
+
+    return [
+        (m.start(), len(m.group(1)), m.group(2)) for m in _MD_HEADING.finditer(text) if not fenced(m.start())
+    ]
 
 
 def numbered_headings(text: str) -> list[tuple[int, int, str]]:
     """Lines like "2.1 Results" (level: how many numbers), for PDFs without an outline."""
-    return [(m.start(), m.group(1).count(".") + 1, f"{m.group(1)} {m.group(2).strip()}")
-            for m in _NUMBERED_HEADING.finditer(text)]
+    return [
+        (m.start(), m.group(1).count(".") + 1, f"{m.group(1)} {m.group(2).strip()}")
+        for m in _NUMBERED_HEADING.finditer(text)
+    ]
+
 
 def decode(data: bytes, path: Path) -> str:
     if b"\x00" in data[:4096] and not data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise UnreadableFile("binary data (NUL bytes), not text")
-    for encoding in ("utf-8-sig", "utf-16") if data.startswith((b"\xff\xfe", b"\xfe\xff")) else ("utf-8-sig",):
+    for encoding in (
+        ("utf-8-sig", "utf-16") if data.startswith((b"\xff\xfe", b"\xfe\xff")) else ("utf-8-sig",)
+    ):
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:
@@ -167,9 +178,16 @@ def html_headings(html: str, text: str) -> list[tuple[int, int, str]]:
             at = -1
         if at < 0:
             after = index[id(h)] + sum(1 for _ in h.iterdescendants()) + 1
-            probe = next((" ".join((e.text or "").split())[:40] for e in elements[after:]
-                          if isinstance(e.tag, str) and e.tag not in ("h1", "h2", "h3", "h4", "h5", "h6")
-                          and len(" ".join((e.text or "").split())) >= 25), "")
+            probe = next(
+                (
+                    " ".join((e.text or "").split())[:40]
+                    for e in elements[after:]
+                    if isinstance(e.tag, str)
+                    and e.tag not in ("h1", "h2", "h3", "h4", "h5", "h6")
+                    and len(" ".join((e.text or "").split())) >= 25
+                ),
+                "",
+            )
             at = flat.find(probe, pos) if probe else -1
         if at < 0:
             continue
@@ -183,7 +201,10 @@ def _own_line(text: str, start: int, heading: str) -> bool:
     end = start + len(heading)
     before = text.rfind("\n", 0, start)
     after = text.find("\n", start)
-    return text[before + 1:start].strip() == "" and text[end:after if after >= 0 else len(text)].strip() == ""
+    return (
+        text[before + 1 : start].strip() == ""
+        and text[end : after if after >= 0 else len(text)].strip() == ""
+    )
 
 
 def _line_start(text: str, offset: int) -> int:
@@ -198,7 +219,7 @@ def read_pdf(path: Path) -> Document:
         if reader.is_encrypted:
             raise UnreadableFile("the PDF is encrypted; decrypt it first")
         pages = [page.extract_text() or "" for page in reader.pages]
-        title = (reader.metadata.title if reader.metadata and reader.metadata.title else None)
+        title = reader.metadata.title if reader.metadata and reader.metadata.title else None
         outline = _outline(reader)
     except UnreadableFile:
         raise
@@ -239,13 +260,17 @@ def _outline(reader: Any) -> list[tuple[int, int, str]]:
     return out
 
 
-def _place_outline(outline: list[tuple[int, int, str]], text: str, starts: list[int]) -> list[tuple[int, int, str]]:
+def _place_outline(
+    outline: list[tuple[int, int, str]], text: str, starts: list[int]
+) -> list[tuple[int, int, str]]:
     """Each bookmark at its heading's line on its page when the line is there, else at the page's start."""
     out = []
     for page, depth, heading in outline:
         begin = starts[page] if page < len(starts) else len(text)
         end = starts[page + 1] if page + 1 < len(starts) else len(text)
-        found = re.search(rf"^[ \t]*{re.escape(' '.join(heading.split()))}[ \t]*$", text[begin:end], re.MULTILINE)
+        found = re.search(
+            rf"^[ \t]*{re.escape(' '.join(heading.split()))}[ \t]*$", text[begin:end], re.MULTILINE
+        )
         out.append((begin + found.start() if found else begin, depth, heading))
     out.sort(key=lambda h: h[0])
     return out
@@ -265,12 +290,18 @@ def read_jsonl(path: Path, max_record_chars: int | None = None) -> Iterator[Docu
             except (json.JSONDecodeError, UnicodeDecodeError) as e:
                 problems.append(f"line {number}: not valid JSON ({e})")
                 continue
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str) or not record["text"].strip():
+            if (
+                not isinstance(record, dict)
+                or not isinstance(record.get("text"), str)
+                or not record["text"].strip()
+            ):
                 problems.append(f'line {number}: no "text" string')
                 continue
             if max_record_chars is not None and len(record["text"]) > max_record_chars:
-                problems.append(f"line {number}: text of {len(record['text']) / 1e6:.1f} M characters is larger than "
-                                "ingest.max_record_mb; record skipped")
+                problems.append(
+                    f"line {number}: text of {len(record['text']) / 1e6:.1f} M characters is larger than "
+                    "ingest.max_record_mb; record skipped"
+                )
                 continue
             doc_id = record.get("doc_id") or record.get("id")
             yield Document(
@@ -297,4 +328,6 @@ def read_file(path: Path) -> Iterator[Document]:
     elif suffix in TEXT_SUFFIXES:
         yield read_text(path)
     else:
-        raise UnreadableFile(f"unsupported file type {suffix or '(none)'}; supported: {', '.join(sorted(SUPPORTED))}")
+        raise UnreadableFile(
+            f"unsupported file type {suffix or '(none)'}; supported: {', '.join(sorted(SUPPORTED))}"
+        )

@@ -68,8 +68,10 @@ class SandboxedReader:
         conn.send(str(path))
         if not conn.poll(self.timeout):
             self.close()
-            raise UnreadableFile(f"parsing took longer than {self.timeout:g} s and was stopped "
-                                 "(raise ingest.file_timeout_s to allow more)")
+            raise UnreadableFile(
+                f"parsing took longer than {self.timeout:g} s and was stopped "
+                "(raise ingest.file_timeout_s to allow more)"
+            )
         try:
             status, payload = conn.recv()
         except (EOFError, OSError):

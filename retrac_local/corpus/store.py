@@ -74,8 +74,17 @@ class Hit:
 
     def to_dict(self) -> dict[str, Any]:
         c = self.chunk
-        return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title, "section": c.section, "page": c.page,
-                "source": c.source, "score": round(self.score, 6), "more_in_document": self.more, "text": c.text}
+        return {
+            "doc_id": c.doc_id,
+            "chunk_id": c.chunk_id,
+            "title": c.title,
+            "section": c.section,
+            "page": c.page,
+            "source": c.source,
+            "score": round(self.score, 6),
+            "more_in_document": self.more,
+            "text": c.text,
+        }
 
 
 def _quote(value: str) -> str:
@@ -99,20 +108,36 @@ class CorpusStore:
     when vectors are needed. `local_dir` holds what must stay on this machine (the ingest manifest
     and lock): the folder's parent by default."""
 
-    def __init__(self, path: Path | str, embedder_factory: Callable[[], Embedder], method: Method = "hybrid",
-                 depth: int = 20, rrf_k: int = 60, vector_index_min_rows: int = 10_000, nprobes: int = 20,
-                 refine_factor: int = 5, reranker: Reranker | None = None, storage_options: dict[str, str] | None = None,
-                 local_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        embedder_factory: Callable[[], Embedder],
+        method: Method = "hybrid",
+        depth: int = 20,
+        rrf_k: int = 60,
+        vector_index_min_rows: int = 10_000,
+        nprobes: int = 20,
+        refine_factor: int = 5,
+        reranker: Reranker | None = None,
+        storage_options: dict[str, str] | None = None,
+        local_dir: Path | None = None,
+    ) -> None:
         self.remote = is_remote(path)
         self.uri = str(path)
         self.path = None if self.remote else Path(path)  # the folder, for a local store
         if local_dir is None and self.path is None:
-            raise StoreError(f"a corpus on an object store ({self.uri}) needs a local folder for its ingest manifest")
+            raise StoreError(
+                f"a corpus on an object store ({self.uri}) needs a local folder for its ingest manifest"
+            )
         self.local_dir: Path = local_dir or self.path.parent  # type: ignore[union-attr]
         self.storage_options = dict(storage_options or {})
         self.reranker = reranker
         self.method, self.depth, self.rrf_k = method, depth, rrf_k
-        self.vector_index_min_rows, self.nprobes, self.refine_factor = vector_index_min_rows, nprobes, refine_factor
+        self.vector_index_min_rows, self.nprobes, self.refine_factor = (
+            vector_index_min_rows,
+            nprobes,
+            refine_factor,
+        )
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._db: Any = None
@@ -172,13 +197,22 @@ class CorpusStore:
             elif create:
                 pa = require("pyarrow", purpose="the corpus store")
                 dim = self.embedder.dim
-                schema = pa.schema([
-                    ("chunk_id", pa.string()), ("doc_id", pa.string()), ("title", pa.string()),
-                    ("source", pa.string()), ("chunk_index", pa.int32()), ("start", pa.int64()),
-                    ("end", pa.int64()), ("text", pa.string()), ("section", pa.string()), ("page", pa.int32()),
-                    ("fts_text", pa.string()),
-                    ("vector", pa.list_(pa.float32(), dim)),
-                ])
+                schema = pa.schema(
+                    [
+                        ("chunk_id", pa.string()),
+                        ("doc_id", pa.string()),
+                        ("title", pa.string()),
+                        ("source", pa.string()),
+                        ("chunk_index", pa.int32()),
+                        ("start", pa.int64()),
+                        ("end", pa.int64()),
+                        ("text", pa.string()),
+                        ("section", pa.string()),
+                        ("page", pa.int32()),
+                        ("fts_text", pa.string()),
+                        ("vector", pa.list_(pa.float32(), dim)),
+                    ]
+                )
                 meta = json.dumps({"embedder": self.embedder.name, "dim": dim})
                 with self._writing():
                     self._table = db.create_table(TABLE, schema=schema.with_metadata({"retrac": meta}))
@@ -207,20 +241,30 @@ class CorpusStore:
         except (OSError, RuntimeError, ValueError) as e:
             if isinstance(e, ValueError) and not self.remote:
                 raise
-            known = re.search(r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e))
+            known = re.search(
+                r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e)
+            )
             reason = known.group(0) if known else str(e).splitlines()[0][:200]
             if self.remote:
-                raise StoreError(f"cannot reach the corpus store {self.uri}: {reason}; check that the object store "
-                                 "is up and corpus.storage_options (endpoint, region, credentials), then run the same "
-                                 "command again") from e
-            raise StoreError(f"cannot write to the corpus store {self.uri}: {reason}; free disk space or make "
-                             "RETRAC_HOME writable, then run the same command again") from e
+                raise StoreError(
+                    f"cannot reach the corpus store {self.uri}: {reason}; check that the object store "
+                    "is up and corpus.storage_options (endpoint, region, credentials), then run the same "
+                    "command again"
+                ) from e
+            raise StoreError(
+                f"cannot write to the corpus store {self.uri}: {reason}; free disk space or make "
+                "RETRAC_HOME writable, then run the same command again"
+            ) from e
 
-    def replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
+    def replace_documents(
+        self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]
+    ) -> None:
         with self._writing():
             self._replace_documents(doc_ids, chunks, vectors)
 
-    def _replace_documents(self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]) -> None:
+    def _replace_documents(
+        self, doc_ids: Sequence[str], chunks: Sequence[Chunk], vectors: NDArray[np.float32]
+    ) -> None:
         """Delete every chunk of `doc_ids`, then add `chunks`: re-running it never duplicates."""
         table = self.table(create=True)
         if doc_ids:
@@ -228,9 +272,14 @@ class CorpusStore:
         if chunks:
             # Full-text search reads the title and the section with the text: headings name the
             # entities questions ask about.
-            rows = [dict(asdict(c), fts_text=" ".join(p for p in (c.title, c.section, c.text) if p),
-                         vector=vectors[i].tolist())
-                    for i, c in enumerate(chunks)]
+            rows = [
+                dict(
+                    asdict(c),
+                    fts_text=" ".join(p for p in (c.title, c.section, c.text) if p),
+                    vector=vectors[i].tolist(),
+                )
+                for i, c in enumerate(chunks)
+            ]
             table.add(rows)
 
     def delete_documents(self, doc_ids: Sequence[str]) -> None:
@@ -259,8 +308,11 @@ class CorpusStore:
             dim = self.embedder.dim
             table.create_index(
                 "vector",
-                config=index.IvfPq(distance_type="cosine", num_partitions=max(1, int(rows ** 0.5)),
-                                   num_sub_vectors=dim // 8 if dim % 8 == 0 else dim // 4),
+                config=index.IvfPq(
+                    distance_type="cosine",
+                    num_partitions=max(1, int(rows**0.5)),
+                    num_sub_vectors=dim // 8 if dim % 8 == 0 else dim // 4,
+                ),
             )
         table.optimize()
 
@@ -275,7 +327,11 @@ class CorpusStore:
             return 0, 0
         table = self.table()
         chunks = table.count_rows()
-        docs = len(set(table.search().select(["doc_id"]).limit(max(chunks, 1)).to_arrow()["doc_id"].to_pylist())) if chunks else 0
+        docs = (
+            len(set(table.search().select(["doc_id"]).limit(max(chunks, 1)).to_arrow()["doc_id"].to_pylist()))
+            if chunks
+            else 0
+        )
         return docs, chunks
 
     def titles(self) -> list[str]:
@@ -286,16 +342,29 @@ class CorpusStore:
         version = table.version
         if self._titles is None or self._titles[0] != version:
             rows = table.count_rows()
-            column = table.search().select(["title"]).limit(max(rows, 1)).to_arrow()["title"].to_pylist() if rows else []
+            column = (
+                table.search().select(["title"]).limit(max(rows, 1)).to_arrow()["title"].to_pylist()
+                if rows
+                else []
+            )
             self._titles = (version, list(dict.fromkeys(t for t in column if t)))
         return self._titles[1]
 
     def get_chunk(self, chunk_id: str) -> Chunk | None:
-        rows = self.table().search().where(f"chunk_id = {_quote(chunk_id)}").select(_COLUMNS).limit(1).to_list()
+        rows = (
+            self.table().search().where(f"chunk_id = {_quote(chunk_id)}").select(_COLUMNS).limit(1).to_list()
+        )
         return _chunk(rows[0]) if rows else None
 
     def document_chunks(self, doc_id: str) -> list[Chunk]:
-        rows = self.table().search().where(f"doc_id = {_quote(doc_id)}").select(_COLUMNS).limit(100_000).to_list()
+        rows = (
+            self.table()
+            .search()
+            .where(f"doc_id = {_quote(doc_id)}")
+            .select(_COLUMNS)
+            .limit(100_000)
+            .to_list()
+        )
         return sorted((_chunk(r) for r in rows), key=lambda c: c.chunk_index)
 
     def open(self, ref: str, window: int = 1) -> list[Chunk]:
@@ -309,8 +378,14 @@ class CorpusStore:
         return [c for c in chunks if abs(c.chunk_index - centre) <= window]
 
     def search(
-        self, query: str, k: int = 5, method: Method | None = None, depth: int | None = None,
-        rrf_k: int | None = None, dedupe_documents: bool = False, query_vector: Any = None,
+        self,
+        query: str,
+        k: int = 5,
+        method: Method | None = None,
+        depth: int | None = None,
+        rrf_k: int | None = None,
+        dedupe_documents: bool = False,
+        query_vector: Any = None,
     ) -> list[Hit]:
         """The best `k` passages (`passages.select`); with `dedupe_documents`, the best one of each of
         `k` documents. `query_vector` skips embedding the query (callers that embed many at once)."""
@@ -347,11 +422,17 @@ class CorpusStore:
         if not terms:
             return []
         try:
-            return (table.search(terms, query_type="fts", fts_columns="fts_text")
-                    .select([*_COLUMNS, "_score"]).limit(depth).to_list())
+            return (
+                table.search(terms, query_type="fts", fts_columns="fts_text")
+                .select([*_COLUMNS, "_score"])
+                .limit(depth)
+                .to_list()
+            )
         except (ValueError, RuntimeError) as e:
             if "index" in str(e).lower():
-                raise CorpusError("the corpus has no full-text index; run `retrac ingest` again to build it") from e
+                raise CorpusError(
+                    "the corpus has no full-text index; run `retrac ingest` again to build it"
+                ) from e
             raise
 
     def size_bytes(self) -> int | None:

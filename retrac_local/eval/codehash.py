@@ -40,11 +40,22 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             modules.update(a.name for a in node.names if a.name.startswith(PACKAGE))
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith(PACKAGE) and not node.level:
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith(PACKAGE)
+            and not node.level
+        ):
             modules.add(node.module)
             modules.update(f"{node.module}.{a.name}" for a in node.names)  # `from pkg import module`
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "render"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "render"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             strings.add(node.args[0].value)  # prompts.render("name", …)
     return modules, strings
 
@@ -82,9 +93,13 @@ def _meaning(path: Path) -> bytes:
         return path.read_bytes()
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
-                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
-                and isinstance(node.body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)
+            and isinstance(node.body[0].value.value, str)
+        ):
             node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree).encode()
 

@@ -32,8 +32,12 @@ from retrac_local.runstore import RunStore
 
 MODES = ("retrac", "react", "rag")
 Runner = Callable[[EvalQuestion], RunResult]
-Progress = Callable[[EvalQuestion, str, "dict[str, Any] | None"], None]  # (question, mode, row or None at start)
-Annotate = Callable[[EvalQuestion, "dict[str, Any]"], "dict[str, Any]"]  # a row → the same row with more figures
+Progress = Callable[
+    [EvalQuestion, str, "dict[str, Any] | None"], None
+]  # (question, mode, row or None at start)
+Annotate = Callable[
+    [EvalQuestion, "dict[str, Any]"], "dict[str, Any]"
+]  # a row → the same row with more figures
 # Retrieved chunk ids → the gold units they stand for, in first-seen order: their documents by
 # default; the paragraphs they hold in a collection of long documents (`eval/longdocs.py`).
 Units = Callable[[list[str]], list[str]]
@@ -53,9 +57,13 @@ def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
     return {
         "code": {mode: mode_version(mode) for mode in MODES},
         "questions_file": describe_questions(questions_file),
-        "planner": s.model_path("planner").name, "compressor": s.model_path("compressor").name,
-        "budget": s.budget.model_dump(mode="json"), "retrieval": s.retrieval.model_dump(mode="json"),
-        "sampling": s.sampling.model_dump(mode="json"), "state_max_tokens": s.state_max_tokens, "rag_k": rag_k,
+        "planner": s.model_path("planner").name,
+        "compressor": s.model_path("compressor").name,
+        "budget": s.budget.model_dump(mode="json"),
+        "retrieval": s.retrieval.model_dump(mode="json"),
+        "sampling": s.sampling.model_dump(mode="json"),
+        "state_max_tokens": s.state_max_tokens,
+        "rag_k": rag_k,
     }
 
 
@@ -72,7 +80,8 @@ def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
     recorded the questions file as an absolute path: read as name and content when the file is still
     there, else by its name alone."""
     recorded = recorded | {
-        key: config[key] | section for key, section in recorded.items()
+        key: config[key] | section
+        for key, section in recorded.items()
         if isinstance(section, dict) and isinstance(config.get(key), dict) and key != "code"
     }
     old = str(recorded.get("questions_file", ""))
@@ -85,8 +94,14 @@ def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]
 
 
 class Evaluation:
-    def __init__(self, out: Path, config: dict[str, Any], check: bool = True,
-                 legacy_code: dict[str, str] | None = None, units: Units = doc_ids) -> None:
+    def __init__(
+        self,
+        out: Path,
+        config: dict[str, Any],
+        check: bool = True,
+        legacy_code: dict[str, str] | None = None,
+        units: Units = doc_ids,
+    ) -> None:
         """`check`: refuse an evaluation recorded under other settings or code (off only to redraw
         the report of finished results, which runs nothing). `legacy_code`: each mode's code as an
         older harness hashed it (`codehash.legacy_version`); results recorded under it are today's
@@ -111,7 +126,9 @@ class Evaluation:
         path = self.out / "eval.json"
         if path.exists():
             recorded = _upgrade(json.loads(path.read_text()), config)
-            changed = sorted(k for k in (set(recorded) | set(config)) - {"code"} if recorded.get(k) != config.get(k))
+            changed = sorted(
+                k for k in (set(recorded) | set(config)) - {"code"} if recorded.get(k) != config.get(k)
+            )
             if changed:
                 raise RetracError(
                     f"{self.out} holds an evaluation made with other settings ({', '.join(changed)} differ); "
@@ -119,13 +136,19 @@ class Evaluation:
                 )
             old = recorded.get("code")
             old_codes = dict(old) if isinstance(old, dict) else {}
-            carried = {m: v for m, v in config.get("code", {}).items()
-                       if m in self.legacy_code and old_codes.get(m) == self.legacy_code[m] != v}
+            carried = {
+                m: v
+                for m, v in config.get("code", {}).items()
+                if m in self.legacy_code and old_codes.get(m) == self.legacy_code[m] != v
+            }
             if carried:
                 self._carry_rows(carried)
                 old_codes |= carried
-            self.set_aside = {m: old_codes.get(m, str(old)) for m, v in config.get("code", {}).items()
-                             if old_codes.get(m) != v}
+            self.set_aside = {
+                m: old_codes.get(m, str(old))
+                for m, v in config.get("code", {}).items()
+                if old_codes.get(m) != v
+            }
             self._set_aside_rows()
         _write_atomic(path, json.dumps(config, indent=2))
 
@@ -144,7 +167,9 @@ class Evaluation:
         earlier: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for path in sorted(self.out.glob("results.*-*.jsonl")):
             mode, _, version = path.name.removeprefix("results.").removesuffix(".jsonl").rpartition("-")
-            rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            rows = [
+                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+            ]
             if mode and rows:
                 earlier[(mode, version)] = rows
         return earlier
@@ -165,8 +190,15 @@ class Evaluation:
             return
         for mode, version in self.set_aside.items():
             aside = self.out / f"results.{mode}-{version}.jsonl"
-            kept_before = {json.loads(line)["id"] for line in aside.read_text(encoding="utf-8").splitlines()
-                           if line.strip()} if aside.exists() else set()
+            kept_before = (
+                {
+                    json.loads(line)["id"]
+                    for line in aside.read_text(encoding="utf-8").splitlines()
+                    if line.strip()
+                }
+                if aside.exists()
+                else set()
+            )
             mine = [r for r in stale if r["mode"] == mode and r["id"] not in kept_before]  # set aside once
             if mine:
                 with open(aside, "a", encoding="utf-8") as f:
@@ -179,8 +211,14 @@ class Evaluation:
     def done(self, question: EvalQuestion, mode: str) -> bool:
         return any(r["id"] == question.id and r["mode"] == mode for r in self.rows)
 
-    def run(self, questions: list[EvalQuestion], runners: dict[str, Runner], progress: Progress | None = None,
-            on_question: Callable[[], None] | None = None, annotate: Annotate | None = None) -> None:
+    def run(
+        self,
+        questions: list[EvalQuestion],
+        runners: dict[str, Runner],
+        progress: Progress | None = None,
+        on_question: Callable[[], None] | None = None,
+        annotate: Annotate | None = None,
+    ) -> None:
         """Question by question, every mode for one question before the next question, so that the
         figures of an unfinished evaluation still compare the modes on the same questions.
         `annotate` adds what the result alone does not hold (the method's figures from the stored run)."""
@@ -194,9 +232,17 @@ class Evaluation:
             if on_question:
                 on_question()
 
-    def run_on_ray(self, questions: list[EvalQuestion], modes: list[str], pool: Any, runs: RunStore, rag_k: int,
-                   progress: Progress | None = None, on_question: Callable[[], None] | None = None,
-                   annotate: Annotate | None = None) -> list[str]:
+    def run_on_ray(
+        self,
+        questions: list[EvalQuestion],
+        modes: list[str],
+        pool: Any,
+        runs: RunStore,
+        rag_k: int,
+        progress: Progress | None = None,
+        on_question: Callable[[], None] | None = None,
+        annotate: Annotate | None = None,
+    ) -> list[str]:
         """The (question, mode) pairs not done yet, on a pool of Ray workers (`batch.pool.RayPool`),
         several at once; each row is written as its pair ends, a Re-TRAC run moved into `runs` first
         (so that its row names a run of this store). A run cut off here starts afresh next time (no
@@ -208,7 +254,9 @@ class Evaluation:
         failed: list[str] = []
         for (question, mode), outcome in pool.map(jobs, "evaluate", lambda job: (job[0], job[1], rag_k)):
             if isinstance(outcome, WorkerFailed) or outcome.result is None:
-                failed.append(f"{question.id} {mode}: {outcome if isinstance(outcome, WorkerFailed) else outcome.error}")
+                failed.append(
+                    f"{question.id} {mode}: {outcome if isinstance(outcome, WorkerFailed) else outcome.error}"
+                )
                 continue
             result = RunResult.from_dict(outcome.result)
             if outcome.record is not None:
@@ -218,8 +266,14 @@ class Evaluation:
                 on_question()
         return failed
 
-    def _record(self, question: EvalQuestion, mode: str, result: RunResult, progress: Progress | None,
-                annotate: Annotate | None) -> None:
+    def _record(
+        self,
+        question: EvalQuestion,
+        mode: str,
+        result: RunResult,
+        progress: Progress | None,
+        annotate: Annotate | None,
+    ) -> None:
         row = score(question, mode, result, self.units) | {"code": mode_version(mode)}
         if annotate:
             row = annotate(question, row)
@@ -245,7 +299,9 @@ class Evaluation:
                 self.rows[i] = annotate(by_id[row["id"]], row)
                 changed += "method" in self.rows[i]
         if changed:
-            _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows))
+            _write_atomic(
+                self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows)
+            )
         return changed
 
     # -- a Re-TRAC run cut off mid-question is resumed from its last round ----------------------
@@ -267,19 +323,36 @@ def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = d
     retrieved = units(result.retrieved)
     keys = [query_key(q) for q in result.searches]
     return {
-        "id": question.id, "mode": mode, "type": question.type, "question": question.question,
-        "answer": result.answer, "gold": question.answers, "em": em, "f1": round(f1, 4),
-        "retrieved_doc_ids": retrieved, "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
+        "id": question.id,
+        "mode": mode,
+        "type": question.type,
+        "question": question.question,
+        "answer": result.answer,
+        "gold": question.answers,
+        "em": em,
+        "f1": round(f1, 4),
+        "retrieved_doc_ids": retrieved,
+        "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
         "first_doc_recall": doc_recall(units(result.first_retrieved), question.supporting_doc_ids),
-        "searches": result.searches, "distinct_searches": len(set(keys)), "repeated_searches": len(keys) - len(set(keys)),
+        "searches": result.searches,
+        "distinct_searches": len(set(keys)),
+        "repeated_searches": len(keys) - len(set(keys)),
         "caveat": result.caveat,
-        "status": str(result.status), "stop_reason": result.stop_reason, "rounds": result.rounds,
-        "llm_calls": result.llm_calls, "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens, "peak_prompt_tokens": result.peak_prompt_tokens,
-        "seconds": round(result.seconds, 2), "llm_seconds": round(result.llm_seconds, 2), "run_id": result.run_id,
+        "status": str(result.status),
+        "stop_reason": result.stop_reason,
+        "rounds": result.rounds,
+        "llm_calls": result.llm_calls,
+        "prompt_tokens": result.prompt_tokens,
+        "completion_tokens": result.completion_tokens,
+        "peak_prompt_tokens": result.peak_prompt_tokens,
+        "seconds": round(result.seconds, 2),
+        "llm_seconds": round(result.llm_seconds, 2),
+        "run_id": result.run_id,
         "citations": [asdict(c) for c in result.citations],
-        "calls": [{k: c[k] for k in ("purpose", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")}
-                  for c in result.calls],
+        "calls": [
+            {k: c[k] for k in ("purpose", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")}
+            for c in result.calls
+        ],
     }
 
 
@@ -294,8 +367,11 @@ def method_annotator(runs: RunStore, units: Units = doc_ids) -> Annotate:
             runs.run(row["run_id"])  # a run this store does not hold: left as it is
         except RunNotFoundError:
             return row
-        return row | {"method": method.record(runs.rounds(row["run_id"]), question.supporting_doc_ids,
-                                               row["retrieved_doc_ids"], units)}
+        return row | {
+            "method": method.record(
+                runs.rounds(row["run_id"]), question.supporting_doc_ids, row["retrieved_doc_ids"], units
+            )
+        }
 
     return annotate
 

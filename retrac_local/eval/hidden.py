@@ -20,15 +20,20 @@ from retrac_local.eval.questions import EvalQuestion
 
 MARKER = "hidden.json"
 COPIED = ("corpus", "cache", "config.toml")  # the collection, the grammar cache, the home's settings
-_NOT_FOUND = re.compile(r"\b(not (be )?found|no (verified )?(evidence|information|mention)|cannot be (determined|found)|"
-                        r"does not (say|state|mention)|unknown)\b", re.IGNORECASE)
+_NOT_FOUND = re.compile(
+    r"\b(not (be )?found|no (verified )?(evidence|information|mention)|cannot be (determined|found)|"
+    r"does not (say|state|mention)|unknown)\b",
+    re.IGNORECASE,
+)
 
 
 def hidden_doc_ids(questions: list[EvalQuestion]) -> list[str]:
     gold = sorted({d for q in questions for d in q.supporting_doc_ids})
     if not gold:
-        raise RetracError("--unanswerable hides each question's gold documents, and these questions name none: "
-                          'give a questions file whose lines have "supporting_doc_ids"')
+        raise RetracError(
+            "--unanswerable hides each question's gold documents, and these questions name none: "
+            'give a questions file whose lines have "supporting_doc_ids"'
+        )
     return gold
 
 
@@ -61,7 +66,9 @@ def hidden_home(home: Path, questions: list[EvalQuestion], remove: Any) -> Path:
 
 def says_not_found(row: dict[str, Any]) -> bool:
     """The result tells the user the answer was not found: in its caveat or in its answer's words."""
-    return (row.get("caveat") or "").startswith("not found") or bool(_NOT_FOUND.search(row.get("answer") or ""))
+    return (row.get("caveat") or "").startswith("not found") or bool(
+        _NOT_FOUND.search(row.get("answer") or "")
+    )
 
 
 def honesty(rows: list[dict[str, Any]]) -> dict[str, float | None]:
@@ -70,5 +77,7 @@ def honesty(rows: list[dict[str, Any]]) -> dict[str, float | None]:
     if not rows:
         return {"confidently_answered": None, "said_not_found": None}
     confident = sum(r["status"] == "answered" and not says_not_found(r) for r in rows)
-    return {"confidently_answered": round(confident / len(rows), 4),
-            "said_not_found": round(sum(says_not_found(r) for r in rows) / len(rows), 4)}
+    return {
+        "confidently_answered": round(confident / len(rows), 4),
+        "said_not_found": round(sum(says_not_found(r) for r in rows) / len(rows), 4),
+    }

@@ -56,8 +56,10 @@ def _paragraphs(corpus: Path) -> list[tuple[str, str, str]]:
             row = json.loads(line)
             out.append((str(row["doc_id"]), str(row["title"]), str(row["text"])))
         except (ValueError, KeyError, TypeError) as e:
-            raise RetracError(f"{corpus}, line {number}: not a paragraph record ({e!r}); each line needs "
-                              '{"doc_id", "title", "text"}') from e
+            raise RetracError(
+                f"{corpus}, line {number}: not a paragraph record ({e!r}); each line needs "
+                '{"doc_id", "title", "text"}'
+            ) from e
     return out
 
 
@@ -114,24 +116,40 @@ def build(corpus: Path, out: Path, seed: int = 0, low: int = 30, high: int = 60)
     at = 0
     for number, size in enumerate(group_sizes(len(paragraphs), low, high, rng), 1):
         name = f"long-{number:04d}"
-        text, sections = compose(f"HotpotQA-long {number:04d}", (paragraphs[i] for i in order[at:at + size]))
+        text, sections = compose(
+            f"HotpotQA-long {number:04d}", (paragraphs[i] for i in order[at : at + size])
+        )
         (docs / f"{name}.md").write_text(text, encoding="utf-8")
         layout[name] = sections
         at += size
-    (out / LAYOUT_FILE).write_text(json.dumps(
-        {"corpus": corpus.name, "seed": seed, "low": low, "high": high,
-         "documents": {name: [[s.doc_id, s.start, s.end] for s in sections] for name, sections in layout.items()}},
-    ), encoding="utf-8")
+    (out / LAYOUT_FILE).write_text(
+        json.dumps(
+            {
+                "corpus": corpus.name,
+                "seed": seed,
+                "low": low,
+                "high": high,
+                "documents": {
+                    name: [[s.doc_id, s.start, s.end] for s in sections] for name, sections in layout.items()
+                },
+            },
+        ),
+        encoding="utf-8",
+    )
     return layout
 
 
 def read_layout(path: Path) -> dict[str, list[Section]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return {name: [Section(d, int(s), int(e)) for d, s, e in rows] for name, rows in data["documents"].items()}
+        return {
+            name: [Section(d, int(s), int(e)) for d, s, e in rows] for name, rows in data["documents"].items()
+        }
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise RetracError(f"{path} is not a layout written by `python -m retrac_local.eval.longdocs` ({e!r}); "
-                          "build it again") from e
+        raise RetracError(
+            f"{path} is not a layout written by `python -m retrac_local.eval.longdocs` ({e!r}); "
+            "build it again"
+        ) from e
 
 
 def held(start: int, end: int, sections: list[Section]) -> list[str]:
@@ -157,8 +175,10 @@ def paragraph_map(layout: dict[str, list[Section]], corpus: object) -> dict[str,
         for c in chunks:
             out[c.chunk_id] = held(c.start, c.end, sections)
     if missing:
-        raise RetracError(f"{len(missing)} of the layout's {len(layout)} documents (e.g. {missing[0]}) are not in this "
-                          "collection; ingest the layout's docs folder into it first")
+        raise RetracError(
+            f"{len(missing)} of the layout's {len(layout)} documents (e.g. {missing[0]}) are not in this "
+            "collection; ingest the layout's docs folder into it first"
+        )
     return out
 
 
@@ -168,12 +188,20 @@ def by_paragraph(paragraphs: dict[str, list[str]]) -> Callable[[list[str]], list
 
 
 @click.command()
-@click.option("--corpus", type=click.Path(path_type=Path, dir_okay=False, exists=True), required=True,
-              help='JSON Lines of {"doc_id", "title", "text"} paragraphs')
+@click.option(
+    "--corpus",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    required=True,
+    help='JSON Lines of {"doc_id", "title", "text"} paragraphs',
+)
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), required=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--low", type=click.IntRange(min=1), default=30, show_default=True, help="paragraphs a document, at least")
-@click.option("--high", type=click.IntRange(min=1), default=60, show_default=True, help="paragraphs a document, at most")
+@click.option(
+    "--low", type=click.IntRange(min=1), default=30, show_default=True, help="paragraphs a document, at least"
+)
+@click.option(
+    "--high", type=click.IntRange(min=1), default=60, show_default=True, help="paragraphs a document, at most"
+)
 def main(corpus: Path, out: Path, seed: int, low: int, high: int) -> None:
     """Build HotpotQA-long: long Markdown documents of the corpus's paragraphs, and their layout."""
     try:
@@ -181,8 +209,10 @@ def main(corpus: Path, out: Path, seed: int, low: int, high: int) -> None:
     except RetracError as e:
         raise click.ClickException(str(e)) from e
     sizes = [len(s) for s in layout.values()]
-    click.echo(f"{len(layout)} documents of {min(sizes)}–{max(sizes)} paragraphs ({sum(sizes)} in all) "
-               f"in {out / DOCS_DIR}; layout in {out / LAYOUT_FILE}")
+    click.echo(
+        f"{len(layout)} documents of {min(sizes)}–{max(sizes)} paragraphs ({sum(sizes)} in all) "
+        f"in {out / DOCS_DIR}; layout in {out / LAYOUT_FILE}"
+    )
 
 
 if __name__ == "__main__":

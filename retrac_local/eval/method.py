@@ -57,8 +57,12 @@ def rejected_kind(problem: str) -> str:
     return "other"
 
 
-def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_ids: list[str],
-           units: Callable[[list[str]], list[str]] | None = None) -> dict[str, Any]:
+def record(
+    rounds: list[dict[str, Any]],
+    gold_doc_ids: list[str],
+    retrieved_doc_ids: list[str],
+    units: Callable[[list[str]], list[str]] | None = None,
+) -> dict[str, Any]:
     """A stored run's rounds (`RunStore.rounds`) reduced to the counts `aggregate` sums; `units`
     maps the evidence's chunk ids to the units of `gold_doc_ids` (their documents by default)."""
     verified: set[tuple[str, str]] = set()
@@ -86,12 +90,18 @@ def record(rounds: list[dict[str, Any]], gold_doc_ids: list[str], retrieved_doc_
     final_docs = set(units(sources) if units else (s.rsplit("#", 1)[0] for s in sources))
     gold_seen = [d for d in gold_doc_ids if d in set(retrieved_doc_ids)]
     return {
-        "rounds": len(rounds), "verified_facts": len(verified),
+        "rounds": len(rounds),
+        "verified_facts": len(verified),
         "kept_facts": sum(_kept(f, final_keys) for f in verified),
-        "gold_retrieved": len(gold_seen), "gold_in_final": sum(d in final_docs for d in gold_seen),
-        "drift_repairs": dict(drift), "rejected_facts": dict(rejected),
-        "compressions": compressions, "compression_retries": retries, "compressions_failed": failed,
-        "cut_at_max_tokens": cut, "invalid_json": invalid,
+        "gold_retrieved": len(gold_seen),
+        "gold_in_final": sum(d in final_docs for d in gold_seen),
+        "drift_repairs": dict(drift),
+        "rejected_facts": dict(rejected),
+        "compressions": compressions,
+        "compression_retries": retries,
+        "compressions_failed": failed,
+        "cut_at_max_tokens": cut,
+        "invalid_json": invalid,
     }
 
 
@@ -105,7 +115,9 @@ def cost_by_role(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
                 if role_of(c["purpose"]) == role:
                     totals.update({k: c[k] for k in ("prompt_tokens", "completion_tokens", "seconds")})
         if totals and rows:
-            out[role] = {k: round(totals[k] / len(rows), 1) for k in ("prompt_tokens", "completion_tokens", "seconds")}
+            out[role] = {
+                k: round(totals[k] / len(rows), 1) for k in ("prompt_tokens", "completion_tokens", "seconds")
+            }
     return out
 
 
@@ -147,11 +159,15 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "retention": _ratio(total("kept_facts"), total("verified_facts")),
         "verified_facts": total("verified_facts"),
         "gold_evidence_retention": _ratio(total("gold_in_final"), total("gold_retrieved")),
-        "drift_repairs_per_round": _ratio(sum(drift.values()), rounds), "drift_repair_kinds": drift,
-        "rejected_facts_per_round": _ratio(sum(rejected.values()), rounds), "rejected_fact_kinds": rejected,
+        "drift_repairs_per_round": _ratio(sum(drift.values()), rounds),
+        "drift_repair_kinds": drift,
+        "rejected_facts_per_round": _ratio(sum(rejected.values()), rounds),
+        "rejected_fact_kinds": rejected,
         "compression_retries_per_round": _ratio(total("compression_retries"), total("compressions")),
-        "compressions": total("compressions"), "compressions_failed": total("compressions_failed"),
-        "cut_at_max_tokens": total("cut_at_max_tokens"), "invalid_json": total("invalid_json"),
+        "compressions": total("compressions"),
+        "compressions_failed": total("compressions_failed"),
+        "cut_at_max_tokens": total("cut_at_max_tokens"),
+        "invalid_json": total("invalid_json"),
     }
     return out
 
@@ -166,31 +182,52 @@ def _kinds(counts: dict[str, int]) -> str:
 
 def markdown(modes: dict[str, dict[str, Any]]) -> list[str]:
     """The report's lines for these figures, per mode."""
-    lines = ["", f"Status calibration (right = F1 ≥ {RIGHT_F1}): what each status promised.", "",
-             "| mode | status | questions | right | share right |", "|---|---|---|---|---|"]
+    lines = [
+        "",
+        f"Status calibration (right = F1 ≥ {RIGHT_F1}): what each status promised.",
+        "",
+        "| mode | status | questions | right | share right |",
+        "|---|---|---|---|---|",
+    ]
     for mode, m in modes.items():
-        lines += [f"| {mode} | {status} | {c['n']} | {c['right']} | {_pct(c['share_right'])} |"
-                  for status, c in m.get("calibration", {}).items()]
-    lines += ["", "Cost by role (mean per question): prompt tokens / completion tokens / seconds.", "",
-              "| mode | " + " | ".join(ROLES) + " |", "|---|" + "---|" * len(ROLES)]
+        lines += [
+            f"| {mode} | {status} | {c['n']} | {c['right']} | {_pct(c['share_right'])} |"
+            for status, c in m.get("calibration", {}).items()
+        ]
+    lines += [
+        "",
+        "Cost by role (mean per question): prompt tokens / completion tokens / seconds.",
+        "",
+        "| mode | " + " | ".join(ROLES) + " |",
+        "|---|" + "---|" * len(ROLES),
+    ]
     for mode, m in modes.items():
         cost = m.get("cost_by_role", {})
-        cells = [f"{c['prompt_tokens']:,.0f} / {c['completion_tokens']:,.0f} / {c['seconds']:,.0f} s"
-                 if (c := cost.get(role)) else "–" for role in ROLES]
+        cells = [
+            f"{c['prompt_tokens']:,.0f} / {c['completion_tokens']:,.0f} / {c['seconds']:,.0f} s"
+            if (c := cost.get(role))
+            else "–"
+            for role in ROLES
+        ]
         lines.append(f"| {mode} | " + " | ".join(cells) + " |")
     compressed = {mode: m for mode, m in modes.items() if m.get("method_questions")}
     if compressed:
-        lines += ["", "Compression (from the stored rounds): retention = verified facts of any round still in the "
-                  "final state (or merged there); gold evidence kept = gold documents retrieved whose evidence "
-                  "reached the final state.", "",
-                  "| mode | questions | retention | gold evidence kept | drift repairs / round | rejected facts / round "
-                  "| retries / compression | compressions kept the old state | cut at max_tokens | invalid JSON |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Compression (from the stored rounds): retention = verified facts of any round still in the "
+            "final state (or merged there); gold evidence kept = gold documents retrieved whose evidence "
+            "reached the final state.",
+            "",
+            "| mode | questions | retention | gold evidence kept | drift repairs / round | rejected facts / round "
+            "| retries / compression | compressions kept the old state | cut at max_tokens | invalid JSON |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for mode, m in compressed.items():
             lines.append(
                 f"| {mode} | {m['method_questions']} | {_pct(m['retention'])} of {m['verified_facts']} | "
                 f"{_pct(m['gold_evidence_retention'])} | {m['drift_repairs_per_round'] or 0:.2f} "
                 f"({_kinds(m['drift_repair_kinds'])}) | {m['rejected_facts_per_round'] or 0:.2f} "
                 f"({_kinds(m['rejected_fact_kinds'])}) | {m['compression_retries_per_round'] or 0:.2f} | "
-                f"{m['compressions_failed']} of {m['compressions']} | {m['cut_at_max_tokens']} | {m['invalid_json']} |")
+                f"{m['compressions_failed']} of {m['compressions']} | {m['cut_at_max_tokens']} | {m['invalid_json']} |"
+            )
     return lines

@@ -36,8 +36,13 @@ def _question(row: object) -> EvalQuestion:
         raise TypeError('"supporting_doc_ids" must be a list of strings')
     if not isinstance(row["id"], (str, int)):
         raise TypeError('"id" must be a string or a number')
-    return EvalQuestion(id=str(row["id"]), question=row["question"], answers=answers, supporting_doc_ids=docs,
-                        type=str(row.get("type", "")))
+    return EvalQuestion(
+        id=str(row["id"]),
+        question=row["question"],
+        answers=answers,
+        supporting_doc_ids=docs,
+        type=str(row.get("type", "")),
+    )
 
 
 def read_records(path: Path, parse: Callable[[object], T], needs: str) -> list[T]:
@@ -55,7 +60,9 @@ def read_records(path: Path, parse: Callable[[object], T], needs: str) -> list[T
         try:
             out.append(parse(json.loads(line)))
         except (ValueError, KeyError, TypeError) as e:
-            raise RetracError(f"{path}, line {number}: not a question record ({e!r}); each line needs {needs}") from e
+            raise RetracError(
+                f"{path}, line {number}: not a question record ({e!r}); each line needs {needs}"
+            ) from e
     ids = [getattr(q, "id") for q in out]  # noqa: B009 (any record with an id)
     if len(set(ids)) != len(ids):
         dup = next(i for i in ids if ids.count(i) > 1)
@@ -65,8 +72,10 @@ def read_records(path: Path, parse: Callable[[object], T], needs: str) -> list[T
 
 def load_questions(path: Path, offset: int = 0, limit: int | None = None) -> list[EvalQuestion]:
     """Questions offset+1 … offset+limit of the file, in file order."""
-    out = read_records(path, _question, '{"id", "question", "answers": [...]} and may have "supporting_doc_ids" and "type"')
-    selected = out[offset:offset + limit if limit is not None else None]
+    out = read_records(
+        path, _question, '{"id", "question", "answers": [...]} and may have "supporting_doc_ids" and "type"'
+    )
+    selected = out[offset : offset + limit if limit is not None else None]
     if not selected:
         raise RetracError(f"{path}: no questions left after --offset {offset} (the file has {len(out)})")
     return selected

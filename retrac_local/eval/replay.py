@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from retrac_local.api import Retrac
 
 
-def replay(results: Path, out: Path, limit: int | None = None, app: Retrac | None = None) -> list[dict[str, Any]]:
+def replay(
+    results: Path, out: Path, limit: int | None = None, app: Retrac | None = None
+) -> list[dict[str, Any]]:
     """`app` holds the models and stores (by default, from the settings)."""
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.api import Retrac
@@ -42,27 +44,47 @@ def replay(results: Path, out: Path, limit: int | None = None, app: Retrac | Non
     app = app or Retrac()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "runs.sqlite"
-        with closing(sqlite3.connect(app.settings.runs_db)) as source, closing(sqlite3.connect(copy)) as target:
+        with (
+            closing(sqlite3.connect(app.settings.runs_db)) as source,
+            closing(sqlite3.connect(copy)) as target,
+        ):
             source.backup(target)  # with what the write-ahead log holds, unlike a file copy
         planner, compressor = app.llms()
-        agent = ResearchAgent(planner, compressor, app.corpus, app.settings, RunStore(copy),
-                              relevance=relevance_by(app.corpus.embedder))
+        agent = ResearchAgent(
+            planner,
+            compressor,
+            app.corpus,
+            app.settings,
+            RunStore(copy),
+            relevance=relevance_by(app.corpus.embedder),
+        )
         with open(out, "a", encoding="utf-8") as f:
             for row in rows:
                 if row["run_id"] in done:
                     continue
                 result = agent.answer_again(row["run_id"])
                 em, f1 = best(result.answer, row["gold"])
-                line = {"run_id": row["run_id"], "question": row["question"], "gold": row["gold"],
-                        "before": row["answer"], "before_f1": row["f1"], "before_status": row["status"],
-                        "after": result.answer, "after_f1": round(f1, 4), "after_em": em,
-                        "after_status": str(result.status), "seconds": round(result.calls[-1]["seconds"], 2)
-                        if result.calls else 0.0}
+                line = {
+                    "run_id": row["run_id"],
+                    "question": row["question"],
+                    "gold": row["gold"],
+                    "before": row["answer"],
+                    "before_f1": row["f1"],
+                    "before_status": row["status"],
+                    "after": result.answer,
+                    "after_f1": round(f1, 4),
+                    "after_em": em,
+                    "after_status": str(result.status),
+                    "seconds": round(result.calls[-1]["seconds"], 2) if result.calls else 0.0,
+                }
                 done[row["run_id"]] = line
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 f.flush()
-                print(f"{line['before_f1']:.2f} → {line['after_f1']:.2f}  {line['before']!r} → {line['after']!r} "
-                      f"(gold {row['gold'][0]!r})", flush=True)
+                print(
+                    f"{line['before_f1']:.2f} → {line['after_f1']:.2f}  {line['before']!r} → {line['after']!r} "
+                    f"(gold {row['gold'][0]!r})",
+                    flush=True,
+                )
     return [done[r["run_id"]] for r in rows if r["run_id"] in done]
 
 
@@ -79,8 +101,10 @@ def main(argv: list[str] | None = None) -> None:
     after = [r["after_f1"] for r in lines]
     scored = [{"id": r["run_id"], "mode": m, "f1": r[f"{m}_f1"]} for r in lines for m in ("before", "after")]
     diff = paired_difference(scored, "after", "before")
-    print(f"n {len(lines)}: F1 {sum(before) / len(lines):.3f} → {sum(after) / len(lines):.3f}, paired "
-          f"{diff['f1_diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]")
+    print(
+        f"n {len(lines)}: F1 {sum(before) / len(lines):.3f} → {sum(after) / len(lines):.3f}, paired "
+        f"{diff['f1_diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]"
+    )
 
 
 if __name__ == "__main__":

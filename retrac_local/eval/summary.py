@@ -16,8 +16,18 @@ from retrac_local.eval import method
 from retrac_local.eval.hidden import honesty
 from retrac_local.state import Evidence
 
-FIELDS = ("em", "f1", "doc_recall", "first_doc_recall", "distinct_searches", "llm_calls", "prompt_tokens",
-          "completion_tokens", "peak_prompt_tokens", "seconds")
+FIELDS = (
+    "em",
+    "f1",
+    "doc_recall",
+    "first_doc_recall",
+    "distinct_searches",
+    "llm_calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "peak_prompt_tokens",
+    "seconds",
+)
 BOOTSTRAP_SAMPLES = 10_000
 
 
@@ -33,8 +43,12 @@ def _mean(values: list[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
 
 
-def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool = False,
-              earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+def summarize(
+    rows: list[dict[str, Any]],
+    modes: list[str],
+    unanswerable: bool = False,
+    earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     """`unanswerable`: the questions ran with their gold documents hidden (eval/hidden.py); each mode
     then also says how often it still answered with confidence. `earlier`: the results of earlier
     code of each mode (`Evaluation.set_aside_results`), compared with today's on the same questions."""
@@ -54,27 +68,53 @@ def summarize(rows: list[dict[str, Any]], modes: list[str], unanswerable: bool =
         stats["max_prompt_tokens"] = max((r["peak_prompt_tokens"] for r in mine), default=None)
         stats["status"] = dict(sorted(_count(r["status"] for r in mine).items()))
         searches = sum(len(r.get("searches", [])) for r in mine)
-        stats["repeated_search_rate"] = round(sum(r.get("repeated_searches", 0) for r in mine) / searches, 4) if searches else None
+        stats["repeated_search_rate"] = (
+            round(sum(r.get("repeated_searches", 0) for r in mine) / searches, 4) if searches else None
+        )
         stats["median_seconds"] = round(statistics.median(r["seconds"] for r in mine), 2) if mine else None
-        stats["wrong_kind_rate"] = _share(mine, lambda r: not fits(r["answer"] or "", expected_kind(r["question"])))
+        stats["wrong_kind_rate"] = _share(
+            mine, lambda r: not fits(r["answer"] or "", expected_kind(r["question"]))
+        )
         answered = [r for r in mine if r["status"] == "answered" and r.get("citations")]
-        stats["answered_claim_outside_evidence"] = _share(answered, lambda r: bool(unsupported(r["answer"] or "", [
-            Evidence(id=c["evidence_id"], fact="", source=c["chunk_id"], quote=c["quote"], verified="yes",
-                     title=c["title"]) for c in r["citations"]])))
+        stats["answered_claim_outside_evidence"] = _share(
+            answered,
+            lambda r: bool(
+                unsupported(
+                    r["answer"] or "",
+                    [
+                        Evidence(
+                            id=c["evidence_id"],
+                            fact="",
+                            source=c["chunk_id"],
+                            quote=c["quote"],
+                            verified="yes",
+                            title=c["title"],
+                        )
+                        for c in r["citations"]
+                    ],
+                )
+            ),
+        )
         out["modes"][mode] = stats | method.aggregate(mine) | (honesty(mine) if unanswerable else {})
         for kind in sorted({r["type"] for r in mine if r.get("type")}):
             typed = [r for r in mine if r["type"] == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
-                "n": len(typed), "em": _mean([r["em"] for r in typed]), "f1": _mean([r["f1"] for r in typed])}
+                "n": len(typed),
+                "em": _mean([r["em"] for r in typed]),
+                "f1": _mean([r["f1"] for r in typed]),
+            }
     out["retrac_vs"] = ratios(out)
-    out["paired"] = {f"{a}-{b}": paired_difference(rows, a, b) for i, a in enumerate(modes) for b in modes[i + 1:]}
+    out["paired"] = {
+        f"{a}-{b}": paired_difference(rows, a, b) for i, a in enumerate(modes) for b in modes[i + 1 :]
+    }
     if earlier:
         out["against_earlier"] = against_earlier(finished, earlier, modes)
     return out
 
 
-def against_earlier(rows: list[dict[str, Any]], earlier: dict[tuple[str, str], list[dict[str, Any]]],
-                    modes: list[str]) -> list[dict[str, Any]]:
+def against_earlier(
+    rows: list[dict[str, Any]], earlier: dict[tuple[str, str], list[dict[str, Any]]], modes: list[str]
+) -> list[dict[str, Any]]:
     """Each mode's code of today against each earlier code of it (the results set aside when its code
     changed), on the questions both ran: mean F1 of each, the paired difference with its interval,
     and median seconds. Most shared questions first."""
@@ -84,18 +124,35 @@ def against_earlier(rows: list[dict[str, Any]], earlier: dict[tuple[str, str], l
         before = {r["id"]: r for r in old if r["id"] in today}
         if mode not in modes or not before:
             continue
-        both = [dict(today[i], mode="today") for i in before] + [dict(r, mode="earlier") for r in before.values()]
+        both = [dict(today[i], mode="today") for i in before] + [
+            dict(r, mode="earlier") for r in before.values()
+        ]
         diff = paired_difference(both, "today", "earlier")
-        out.append({"mode": mode, "earlier_code": version, "n": diff["n"],
-                    "f1_today": _mean([today[i]["f1"] for i in before]), "f1_earlier": _mean([r["f1"] for r in before.values()]),
-                    "f1_diff": diff["f1_diff"], "ci_low": diff["ci_low"], "ci_high": diff["ci_high"],
-                    "median_seconds_today": round(statistics.median(today[i]["seconds"] for i in before), 2),
-                    "median_seconds_earlier": round(statistics.median(r["seconds"] for r in before.values()), 2)})
+        out.append(
+            {
+                "mode": mode,
+                "earlier_code": version,
+                "n": diff["n"],
+                "f1_today": _mean([today[i]["f1"] for i in before]),
+                "f1_earlier": _mean([r["f1"] for r in before.values()]),
+                "f1_diff": diff["f1_diff"],
+                "ci_low": diff["ci_low"],
+                "ci_high": diff["ci_high"],
+                "median_seconds_today": round(statistics.median(today[i]["seconds"] for i in before), 2),
+                "median_seconds_earlier": round(statistics.median(r["seconds"] for r in before.values()), 2),
+            }
+        )
     return sorted(out, key=lambda d: (d["mode"], -d["n"], d["earlier_code"]))
 
 
-def paired_difference(rows: list[dict[str, Any]], a: str, b: str, key: str = "f1",
-                      samples: int = BOOTSTRAP_SAMPLES, seed: int = 0) -> dict[str, Any]:
+def paired_difference(
+    rows: list[dict[str, Any]],
+    a: str,
+    b: str,
+    key: str = "f1",
+    samples: int = BOOTSTRAP_SAMPLES,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Mean of `a`'s score minus `b`'s over the questions both ran, with a 95% bootstrap interval
     (questions resampled with replacement; the per-question differences keep the pairing)."""
     import random
@@ -107,8 +164,12 @@ def paired_difference(rows: list[dict[str, Any]], a: str, b: str, key: str = "f1
         return {"f1_diff": None, "ci_low": None, "ci_high": None, "n": 0}
     rng = random.Random(seed)
     means = sorted(statistics.fmean(rng.choices(diffs, k=len(diffs))) for _ in range(samples))
-    return {"f1_diff": round(statistics.fmean(diffs), 4), "ci_low": round(means[int(0.025 * samples)], 4),
-            "ci_high": round(means[int(0.975 * samples) - 1], 4), "n": len(diffs)}
+    return {
+        "f1_diff": round(statistics.fmean(diffs), 4),
+        "ci_low": round(means[int(0.025 * samples)], 4),
+        "ci_high": round(means[int(0.975 * samples) - 1], 4),
+        "n": len(diffs),
+    }
 
 
 def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str, float | None]]:
@@ -124,11 +185,17 @@ def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str,
     def diff(a: float | None, b: float | None) -> float | None:
         return round(a - b, 4) if a is not None and b is not None else None
 
-    return {other: {"peak_prompt_ratio": ratio(mine["peak_prompt_tokens"], theirs["peak_prompt_tokens"]),
-                    "max_prompt_ratio": ratio(mine["max_prompt_tokens"], theirs["max_prompt_tokens"]),
-                    "total_tokens_ratio": ratio(mine["total_tokens"], theirs["total_tokens"]),
-                    "f1_diff": diff(mine["f1"], theirs["f1"]), "em_diff": diff(mine["em"], theirs["em"])}
-            for other, theirs in summary["modes"].items() if other != mode}
+    return {
+        other: {
+            "peak_prompt_ratio": ratio(mine["peak_prompt_tokens"], theirs["peak_prompt_tokens"]),
+            "max_prompt_ratio": ratio(mine["max_prompt_tokens"], theirs["max_prompt_tokens"]),
+            "total_tokens_ratio": ratio(mine["total_tokens"], theirs["total_tokens"]),
+            "f1_diff": diff(mine["f1"], theirs["f1"]),
+            "em_diff": diff(mine["em"], theirs["em"]),
+        }
+        for other, theirs in summary["modes"].items()
+        if other != mode
+    }
 
 
 def rounds_of(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -155,8 +222,15 @@ def prompt_by_round(rows: list[dict[str, Any]], mode: str = "retrac") -> list[di
             for i, calls in enumerate(rounds_of(r["calls"]), 1):
                 largest[i].append(max(c["prompt_tokens"] for c in calls))
                 first[i].append(calls[0]["prompt_tokens"])
-    return [{"round": i, "questions": len(largest[i]), "largest_prompt": round(statistics.fmean(largest[i])),
-             "first_prompt": round(statistics.fmean(first[i]))} for i in sorted(largest)]
+    return [
+        {
+            "round": i,
+            "questions": len(largest[i]),
+            "largest_prompt": round(statistics.fmean(largest[i])),
+            "first_prompt": round(statistics.fmean(first[i])),
+        }
+        for i in sorted(largest)
+    ]
 
 
 def _share(rows: list[dict[str, Any]], test: Any) -> float | None:
@@ -180,12 +254,15 @@ def _fmt(value: float | None, digits: int = 3) -> str:
 
 def markdown(summary: dict[str, Any], title: str) -> str:
     lines = [
-        f"{title}: {summary['questions']} questions, every mode on the same ones.", "",
+        f"{title}: {summary['questions']} questions, every mode on the same ones.",
+        "",
         "| mode | n | EM | F1 | doc recall | LLM calls | prompt tok | completion tok | peak prompt (mean / max) | seconds | status |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     searches = [
-        "", "Searches and time:", "",
+        "",
+        "Searches and time:",
+        "",
         "| mode | distinct searches | repeated searches | doc recall of the first search | final doc recall | median seconds "
         "| answer of the wrong kind | answered, with a claim outside its citations |",
         "|---|---|---|---|---|---|---|---|",
@@ -198,54 +275,99 @@ def markdown(summary: dict[str, Any], title: str) -> str:
             f"{_fmt(m['peak_prompt_tokens'], 0)} / {_fmt(m['max_prompt_tokens'], 0)} | {_fmt(m['seconds'], 0)} | {status} |"
         )
         rate = m.get("repeated_search_rate")
-        searches.append(f"| {mode} | {_fmt(m.get('distinct_searches'), 1)} | {_pct(rate)} | "
-                        f"{_fmt(m.get('first_doc_recall'))} | {_fmt(m['doc_recall'])} | {_fmt(m.get('median_seconds'), 0)} | "
-                        f"{_pct(m.get('wrong_kind_rate'))} | {_pct(m.get('answered_claim_outside_evidence'))} |")
+        searches.append(
+            f"| {mode} | {_fmt(m.get('distinct_searches'), 1)} | {_pct(rate)} | "
+            f"{_fmt(m.get('first_doc_recall'))} | {_fmt(m['doc_recall'])} | {_fmt(m.get('median_seconds'), 0)} | "
+            f"{_pct(m.get('wrong_kind_rate'))} | {_pct(m.get('answered_claim_outside_evidence'))} |"
+        )
     lines += searches
     if summary.get("paired"):
-        lines += ["", "Paired F1 differences (same questions; 95% bootstrap interval over questions):", "",
-                  "| pair | F1 difference | 95% interval | n |", "|---|---|---|---|"]
+        lines += [
+            "",
+            "Paired F1 differences (same questions; 95% bootstrap interval over questions):",
+            "",
+            "| pair | F1 difference | 95% interval | n |",
+            "|---|---|---|---|",
+        ]
         for pair, d in summary["paired"].items():
             if d["n"]:
-                lines.append(f"| {pair.replace('-', ' − ')} | {d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | {d['n']} |")
+                lines.append(
+                    f"| {pair.replace('-', ' − ')} | {d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | {d['n']} |"
+                )
     if summary.get("against_earlier"):
-        lines += ["", "Today's code against the earlier code of each mode (results set aside when the code changed), "
-                  "on the questions both ran:", "",
-                  "| mode | earlier code | n | F1 today | F1 earlier | difference | 95% interval | median seconds today / earlier |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {d['mode']} | `{d['earlier_code']}` | {d['n']} | {_fmt(d['f1_today'])} | {_fmt(d['f1_earlier'])} | "
-                  f"{d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | "
-                  f"{_fmt(d['median_seconds_today'], 0)} / {_fmt(d['median_seconds_earlier'], 0)} |"
-                  for d in summary["against_earlier"]]
+        lines += [
+            "",
+            "Today's code against the earlier code of each mode (results set aside when the code changed), "
+            "on the questions both ran:",
+            "",
+            "| mode | earlier code | n | F1 today | F1 earlier | difference | 95% interval | median seconds today / earlier |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {d['mode']} | `{d['earlier_code']}` | {d['n']} | {_fmt(d['f1_today'])} | {_fmt(d['f1_earlier'])} | "
+            f"{d['f1_diff']:+.3f} | [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] | "
+            f"{_fmt(d['median_seconds_today'], 0)} / {_fmt(d['median_seconds_earlier'], 0)} |"
+            for d in summary["against_earlier"]
+        ]
     if summary["by_type"]:
         modes = list(summary["modes"])
-        lines += ["", "F1 by question type:", "", "| type | n | " + " | ".join(modes) + " |",
-                  "|---|---|" + "---|" * len(modes)]
+        lines += [
+            "",
+            "F1 by question type:",
+            "",
+            "| type | n | " + " | ".join(modes) + " |",
+            "|---|---|" + "---|" * len(modes),
+        ]
         for kind, per in summary["by_type"].items():
             n = next(iter(per.values()))["n"]
-            lines.append(f"| {kind} | {n} | " + " | ".join(_fmt(per.get(m, {}).get("f1")) for m in modes) + " |")
+            lines.append(
+                f"| {kind} | {n} | " + " | ".join(_fmt(per.get(m, {}).get("f1")) for m in modes) + " |"
+            )
     if summary.get("retrac_vs"):
-        lines += ["", "Re-TRAC against the others (same questions): peak prompt and total tokens as ratios, F1 as a difference:",
-                  "", "| against | peak prompt (mean) | peak prompt (max) | tokens per question | F1 difference |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "Re-TRAC against the others (same questions): peak prompt and total tokens as ratios, F1 as a difference:",
+            "",
+            "| against | peak prompt (mean) | peak prompt (max) | tokens per question | F1 difference |",
+            "|---|---|---|---|---|",
+        ]
         for other, r in summary["retrac_vs"].items():
-            lines.append(f"| {other} | {_fmt(r['peak_prompt_ratio'], 2)}× | {_fmt(r['max_prompt_ratio'], 2)}× | "
-                         f"{_fmt(r['total_tokens_ratio'], 2)}× | {_fmt(r['f1_diff'])} |")
+            lines.append(
+                f"| {other} | {_fmt(r['peak_prompt_ratio'], 2)}× | {_fmt(r['max_prompt_ratio'], 2)}× | "
+                f"{_fmt(r['total_tokens_ratio'], 2)}× | {_fmt(r['f1_diff'])} |"
+            )
     if summary.get("retrac_by_round"):
-        lines += ["", "Re-TRAC's prompt by round (mean over the questions that reached the round): the first call "
-                  "carries the compressed state, the largest is the round's peak.", "",
-                  "| round | questions | first prompt | largest prompt |", "|---|---|---|---|"]
-        lines += [f"| {r['round']} | {r['questions']} | {r['first_prompt']:,} | {r['largest_prompt']:,} |"
-                  for r in summary["retrac_by_round"]]
+        lines += [
+            "",
+            "Re-TRAC's prompt by round (mean over the questions that reached the round): the first call "
+            "carries the compressed state, the largest is the round's peak.",
+            "",
+            "| round | questions | first prompt | largest prompt |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r['round']} | {r['questions']} | {r['first_prompt']:,} | {r['largest_prompt']:,} |"
+            for r in summary["retrac_by_round"]
+        ]
     if summary.get("unanswerable"):
-        lines += ["", "The answers were not in the collection (each question's gold documents hidden): how often each "
-                  "mode still answered with confidence, and how often it said the answer was not found.", "",
-                  "| mode | answered with confidence | said not found |", "|---|---|---|"]
-        lines += [f"| {mode} | {_pct(m['confidently_answered'])} | {_pct(m['said_not_found'])} |"
-                  for mode, m in summary["modes"].items()]
+        lines += [
+            "",
+            "The answers were not in the collection (each question's gold documents hidden): how often each "
+            "mode still answered with confidence, and how often it said the answer was not found.",
+            "",
+            "| mode | answered with confidence | said not found |",
+            "|---|---|---|",
+        ]
+        lines += [
+            f"| {mode} | {_pct(m['confidently_answered'])} | {_pct(m['said_not_found'])} |"
+            for mode, m in summary["modes"].items()
+        ]
     lines += method.markdown(summary["modes"])
-    lines += ["", "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
-              "single prompt (mean over questions / largest of all)."]
+    lines += [
+        "",
+        "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
+        "single prompt (mean over questions / largest of all).",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -259,7 +381,9 @@ def context_by_call(rows: list[dict[str, Any]], mode: str) -> list[tuple[int, fl
     return [(i, statistics.fmean(v), len(v)) for i, v in sorted(per_call.items())]
 
 
-def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, name: str = "summary") -> list[Path]:
+def plots(
+    rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, name: str = "summary"
+) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -288,8 +412,14 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, n
         mine = [r for r in rows if r["mode"] == mode]
         tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in mine]
         ax.scatter(tokens, [r["f1"] for r in mine], alpha=0.25, s=12)
-        ax.scatter([statistics.fmean(tokens)], [statistics.fmean(r["f1"] for r in mine)], s=90, marker="D",
-                   label=f"{mode} (mean)", edgecolors="black")
+        ax.scatter(
+            [statistics.fmean(tokens)],
+            [statistics.fmean(r["f1"] for r in mine)],
+            s=90,
+            marker="D",
+            label=f"{mode} (mean)",
+            edgecolors="black",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("tokens per question (prompt + completion, log scale)")
     ax.set_ylabel("F1")
@@ -303,9 +433,16 @@ def plots(rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, n
     return written
 
 
-def write_report(out: Path, rows: list[dict[str, Any]], modes: list[str], title: str, with_plots: bool = True,
-                 name: str = "summary", unanswerable: bool = False,
-                 earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None) -> dict[str, Any]:
+def write_report(
+    out: Path,
+    rows: list[dict[str, Any]],
+    modes: list[str],
+    title: str,
+    with_plots: bool = True,
+    name: str = "summary",
+    unanswerable: bool = False,
+    earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+) -> dict[str, Any]:
     """DIR/NAME.json, DIR/NAME.md and the plots DIR/NAME-context.png and DIR/NAME-f1-vs-tokens.png."""
     summary = summarize(rows, modes, unanswerable, earlier)
     (out / f"{name}.json").write_text(json.dumps(summary, indent=2))

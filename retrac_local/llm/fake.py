@@ -41,7 +41,11 @@ class ScriptedLLM:
         return max(1, len(text) // 4)
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        self,
+        messages: list[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = 256,
         temperature: float | None = None,
     ) -> Generation:
         self.calls.append(Call(list(messages), schema, max_tokens, temperature))

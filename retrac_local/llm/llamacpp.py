@@ -49,11 +49,14 @@ def check_gguf(path: Path) -> None:
     except OSError as e:
         raise ModelError(f"model file {path} cannot be read: {e}") from e
     if magic != GGUF_MAGIC:
-        raise ModelError(f"model file {path} is not a GGUF file (it starts with {magic!r}); point the config at a .gguf model")
+        raise ModelError(
+            f"model file {path} is not a GGUF file (it starts with {magic!r}); point the config at a .gguf model"
+        )
 
 
-def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path | None,
-               slot: str = "") -> tuple[Llama, SchemaConstrainer]:
+def load_llama(
+    path: Path, settings: ModelSettings, seed: int, cache_dir: Path | None, slot: str = ""
+) -> tuple[Llama, SchemaConstrainer]:
     """One `Llama` per (file, context, offload, slot) in this process. Roles that name one file share
     the memory-mapped weights either way; with different `slot`s each keeps its own KV cache, so that
     a compressor call does not evict the planner's prompt prefix (and the other way round)."""
@@ -65,7 +68,8 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
             if settings.n_gpu_layers != 0 and not llama_cpp.llama_supports_gpu_offload():
                 raise ModelError(
                     f"n_gpu_layers = {settings.n_gpu_layers} for {path.name}, but this llama-cpp-python build "
-                    "cannot offload to a GPU; rebuild it for your GPU (README, 'Using a GPU') or set n_gpu_layers = 0")
+                    "cannot offload to a GPU; rebuild it for your GPU (README, 'Using a GPU') or set n_gpu_layers = 0"
+                )
             # llama-cpp-python's own default is half the cores for generation: on 2 cores, one thread
             # (measured: 6.0 tok/s against 11.9 tok/s with both cores, 1.5B model).
             threads = settings.n_threads or available_cores()
@@ -84,8 +88,10 @@ def load_llama(path: Path, settings: ModelSettings, seed: int, cache_dir: Path |
                 raise ModelError(f"llama.cpp could not load {path}: {e}. Is it a complete GGUF file?") from e
             trained = llama._model.n_ctx_train()  # noqa: SLF001 (no public accessor in llama-cpp-python)
             if settings.n_ctx > trained:
-                raise ModelError(f"n_ctx = {settings.n_ctx} is more than {path.name} was trained for ({trained}); "
-                                 f"set n_ctx to {trained} or less for this model")
+                raise ModelError(
+                    f"n_ctx = {settings.n_ctx} is more than {path.name} was trained for ({trained}); "
+                    f"set n_ctx to {trained} or less for this model"
+                )
             _LOADED[key] = (llama, SchemaConstrainer(llama, cache_dir))
         return _LOADED[key]
 
@@ -102,7 +108,11 @@ class LlamaCppLLM:
     """A GGUF chat model through llama-cpp-python; `generate` constrains JSON when given a schema."""
 
     def __init__(
-        self, path: Path, settings: ModelSettings, sampling: SamplingSettings, cache_dir: Path | None = None,
+        self,
+        path: Path,
+        settings: ModelSettings,
+        sampling: SamplingSettings,
+        cache_dir: Path | None = None,
         slot: str = "",
     ) -> None:
         self._slot = slot
@@ -121,8 +131,9 @@ class LlamaCppLLM:
 
     def load(self) -> LlamaCppLLM:
         if self._llama is None:
-            self._llama, self._constrainer = load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir,
-                                                        self._slot)
+            self._llama, self._constrainer = load_llama(
+                self.path, self._settings, self._sampling.seed, self._cache_dir, self._slot
+            )
             self._contexts, self._last_used = [(self._llama, self._constrainer)], [0]
             self._formatter = self._chat_formatter(self._llama)
         return self
@@ -137,8 +148,15 @@ class LlamaCppLLM:
             if 0 in self._last_used:
                 best = self._last_used.index(0)
             elif len(self._contexts) < self._settings.kv_caches:
-                self._contexts.append(load_llama(self.path, self._settings, self._sampling.seed, self._cache_dir,
-                                                 f"{self._slot}#{len(self._contexts)}"))
+                self._contexts.append(
+                    load_llama(
+                        self.path,
+                        self._settings,
+                        self._sampling.seed,
+                        self._cache_dir,
+                        f"{self._slot}#{len(self._contexts)}",
+                    )
+                )
                 self._last_used.append(0)
                 held.append(0)
                 best = len(self._contexts) - 1
@@ -158,7 +176,9 @@ class LlamaCppLLM:
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
         eos = llama.detokenize([llama.token_eos()]).decode("utf-8", "ignore")
-        bos = llama.detokenize([llama.token_bos()]).decode("utf-8", "ignore") if llama.token_bos() >= 0 else ""
+        bos = (
+            llama.detokenize([llama.token_bos()]).decode("utf-8", "ignore") if llama.token_bos() >= 0 else ""
+        )
         return Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
 
     def prompt_tokens(self, messages: list[Message]) -> list[int]:
@@ -168,13 +188,17 @@ class LlamaCppLLM:
         llama = self.load()._llama
         assert llama is not None
         marks = [f"\x00{uuid.uuid4().hex}\x00" for _ in messages]
-        rest = self._formatter(messages=[{**m, "content": mark} for m, mark in zip(messages, marks, strict=True)]).prompt
+        rest = self._formatter(
+            messages=[{**m, "content": mark} for m, mark in zip(messages, marks, strict=True)]
+        ).prompt
         tokens: list[int] = []
         for i, (message, mark) in enumerate(zip(messages, marks, strict=True)):
             template, found, rest = rest.partition(mark)
             if not found or mark in rest:
-                raise ModelError(f"the chat template of {self.name} does not place each message once; "
-                                 "use an instruct model with a standard chat template")
+                raise ModelError(
+                    f"the chat template of {self.name} does not place each message once; "
+                    "use an instruct model with a standard chat template"
+                )
             tokens += llama.tokenize(template.encode("utf-8"), add_bos=i == 0, special=True)
             tokens += llama.tokenize(message["content"].encode("utf-8"), add_bos=False, special=False)
         return tokens + llama.tokenize(rest.encode("utf-8"), add_bos=not messages, special=True)
@@ -185,7 +209,11 @@ class LlamaCppLLM:
         return len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def generate(
-        self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
+        self,
+        messages: list[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = 256,
         temperature: float | None = None,
     ) -> Generation:
         self.load()
@@ -200,7 +228,9 @@ class LlamaCppLLM:
         llama_cpp = require("llama_cpp", purpose="running GGUF models")
         kwargs: dict[str, Any] = {
             # A requested stop (Ctrl-C) ends the generation at the next token.
-            "stopping_criteria": llama_cpp.StoppingCriteriaList([lambda ids, logits: interrupt.stop_requested()]),
+            "stopping_criteria": llama_cpp.StoppingCriteriaList(
+                [lambda ids, logits: interrupt.stop_requested()]
+            ),
         }
         if schema is not None:
             kwargs["logits_processor"] = llama_cpp.LogitsProcessorList([constrainer.processor(schema)])
@@ -225,7 +255,9 @@ class LlamaCppLLM:
             cached_tokens=min(cached, max(len(tokens) - 1, 0)),
             seconds=seconds,
         )
-        generation = Generation(text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage)
+        generation = Generation(
+            text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage
+        )
         if schema is not None:
             generation.parsed = parse_structured(generation, schema)
         return generation

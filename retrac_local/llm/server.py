@@ -33,12 +33,16 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """A redirect is an error: following it would send the prompt (and the key) to another address."""
 
     def redirect_request(self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str) -> NoReturn:
-        raise ModelError(f"the model server {mask_credentials(req.full_url)} redirected ({code}) to "
-                         f"{mask_credentials(newurl)}; redirects are not followed: set that address as the url")
+        raise ModelError(
+            f"the model server {mask_credentials(req.full_url)} redirected ({code}) to "
+            f"{mask_credentials(newurl)}; redirects are not followed: set that address as the url"
+        )
 
 
 def _opener(proxy: str | None) -> urllib.request.OpenerDirector:
-    proxies = {"http": proxy, "https": proxy} if proxy else {}  # {}: the environment's proxy variables are ignored
+    proxies = (
+        {"http": proxy, "https": proxy} if proxy else {}
+    )  # {}: the environment's proxy variables are ignored
     return urllib.request.build_opener(urllib.request.ProxyHandler(proxies), _NoRedirect())
 
 
@@ -69,7 +73,9 @@ class ServerLLM:
             if not key:
                 raise ModelError(f"the API key variable {self.settings.api_key_env} is not set")
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.url + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+        request = urllib.request.Request(
+            self.url + path, data=json.dumps(body).encode(), headers=headers, method="POST"
+        )
         try:
             with self._opener.open(request, timeout=timeout or self.settings.timeout_s) as response:
                 reply = json.loads(response.read())
@@ -87,11 +93,15 @@ class ServerLLM:
         return reply
 
     def _unreachable(self, e: Exception) -> ModelError:
-        return ModelError(f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?")
+        return ModelError(
+            f"cannot reach the model server {self.url}: {getattr(e, 'reason', e)}; is it running?"
+        )
 
     def check(self) -> ServerLLM:
         """Fail before a run starts when the server is not there."""
-        request = urllib.request.Request(self.url + "/v1/models", headers={"Authorization": self._basic} if self._basic else {})
+        request = urllib.request.Request(
+            self.url + "/v1/models", headers={"Authorization": self._basic} if self._basic else {}
+        )
         try:
             with self._opener.open(request, timeout=10):
                 return self
@@ -110,9 +120,13 @@ class ServerLLM:
                 except ModelError:
                     continue
         if self._tokenize_path:
-            tokens = self._post(self._tokenize_path, {TOKENIZE_ENDPOINTS[self._tokenize_path]: text}).get("tokens")
+            tokens = self._post(self._tokenize_path, {TOKENIZE_ENDPOINTS[self._tokenize_path]: text}).get(
+                "tokens"
+            )
             if not isinstance(tokens, list):
-                raise ModelError(f"the model server {self.url} answered {self._tokenize_path} without a list of tokens")
+                raise ModelError(
+                    f"the model server {self.url} answered {self._tokenize_path} without a list of tokens"
+                )
             return len(tokens)
         return int(len(text) / CHARS_PER_TOKEN) + 1
 
@@ -120,14 +134,26 @@ class ServerLLM:
         json_schema = schema.model_json_schema()
         if self.settings.schema_format == "json_object":
             return {"type": "json_object", "schema": json_schema}
-        return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True}}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": schema.__name__, "schema": json_schema, "strict": True},
+        }
 
-    def generate(self, messages: list[Message], *, schema: type[BaseModel] | None = None, max_tokens: int = 256,
-                 temperature: float | None = None) -> Generation:
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = 256,
+        temperature: float | None = None,
+    ) -> Generation:
         body: dict[str, Any] = {
-            "model": self.settings.server_model, "messages": list(messages), "max_tokens": max_tokens,
+            "model": self.settings.server_model,
+            "messages": list(messages),
+            "max_tokens": max_tokens,
             "temperature": self.sampling.temperature if temperature is None else temperature,
-            "top_p": self.sampling.top_p, "seed": self.sampling.seed,
+            "top_p": self.sampling.top_p,
+            "seed": self.sampling.seed,
         }
         if schema is not None:
             body["response_format"] = self._response_format(schema)
@@ -138,13 +164,18 @@ class ServerLLM:
             text = choice["message"]["content"] or ""
             usage = reply.get("usage") or {}
         except (KeyError, IndexError, TypeError) as e:
-            raise ModelError(f"the model server {self.url} sent a reply that is not a chat completion: {str(reply)[:200]}") from e
+            raise ModelError(
+                f"the model server {self.url} sent a reply that is not a chat completion: {str(reply)[:200]}"
+            ) from e
         generation = Generation(
-            text=text, finish_reason=choice.get("finish_reason") or "stop",
-            usage=Usage(prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                        completion_tokens=int(usage.get("completion_tokens", 0)),
-                        cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0),
-                        seconds=time.perf_counter() - started),
+            text=text,
+            finish_reason=choice.get("finish_reason") or "stop",
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+                cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0),
+                seconds=time.perf_counter() - started,
+            ),
         )
         if schema is not None:
             generation.parsed = parse_structured(generation, schema)

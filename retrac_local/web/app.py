@@ -38,7 +38,11 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).resolve().parent
 REPORT_TEMPLATES = HERE.parent / "templates"
-EXPORTS = {"html": "text/html; charset=utf-8", "md": "text/markdown; charset=utf-8", "json": "application/json"}
+EXPORTS = {
+    "html": "text/html; charset=utf-8",
+    "md": "text/markdown; charset=utf-8",
+    "json": "application/json",
+}
 HEARTBEAT_S = 15.0
 MAX_JSON_BYTES = 64 * 1024  # a question or a path, not a document
 POLL_S = 0.25  # how often an event stream looks for new events
@@ -54,8 +58,13 @@ class Web:
         self.worker = Worker(make_app)
         self.csrf = csrf
         self.stopping = False
-        self.env = Environment(loader=FileSystemLoader([HERE / "templates", REPORT_TEMPLATES]), undefined=StrictUndefined,
-                               autoescape=select_autoescape(["html.j2"]), trim_blocks=True, lstrip_blocks=True)
+        self.env = Environment(
+            loader=FileSystemLoader([HERE / "templates", REPORT_TEMPLATES]),
+            undefined=StrictUndefined,
+            autoescape=select_autoescape(["html.j2"]),
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
         self.env.filters["highlight"] = highlight
 
     def reader(self) -> Retrac:
@@ -92,7 +101,9 @@ def _job(web: Web, job: Job, status: int = 200) -> JSONResponse:
 
 # -- pages ---------------------------------------------------------------------------------------
 def ask_page(web: Web, request: Request) -> HTMLResponse:
-    return web.page("ask.html.j2", nav="ask", jobs=[j.to_dict(web.worker.ahead(j)) for j in web.worker.jobs()[:5]])
+    return web.page(
+        "ask.html.j2", nav="ask", jobs=[j.to_dict(web.worker.ahead(j)) for j in web.worker.jobs()[:5]]
+    )
 
 
 def runs_page(web: Web, request: Request) -> HTMLResponse:
@@ -114,8 +125,14 @@ def run_page(web: Web, request: Request) -> HTMLResponse:
     app = web.reader()
     report = build(app.runs, run_id, app.corpus if app.corpus.exists() else None)
     live = web.worker.live_job(run_id)
-    return web.page("run.html.j2", nav="runs", r=report, live=live.id if live else None, collapsed=False,
-                    resumable=resumable(app.runs.run(run_id)))
+    return web.page(
+        "run.html.j2",
+        nav="runs",
+        r=report,
+        live=live.id if live else None,
+        collapsed=False,
+        resumable=resumable(app.runs.run(run_id)),
+    )
 
 
 def resumable(run: dict[str, Any]) -> bool:
@@ -147,8 +164,12 @@ def export(web: Web, request: Request) -> Response:
 
 
 def collection_page(web: Web, request: Request) -> HTMLResponse:
-    return web.page("collection.html.j2", nav="collection", c=collection_data(web),
-                    max_upload_mb=upload_limit_mb(web.settings))
+    return web.page(
+        "collection.html.j2",
+        nav="collection",
+        c=collection_data(web),
+        max_upload_mb=upload_limit_mb(web.settings),
+    )
 
 
 def settings_page(web: Web, request: Request) -> HTMLResponse:
@@ -161,8 +182,12 @@ def document_file(web: Web, request: Request) -> Response:
     path = collection.document_file(web.settings, request.path_params["doc_id"])
     if path is None:
         return _error(404, "no such document in the collection, or its file is gone")
-    return FileResponse(path, media_type="application/octet-stream", filename=path.name,
-                        headers={"content-security-policy": "sandbox"})
+    return FileResponse(
+        path,
+        media_type="application/octet-stream",
+        filename=path.name,
+        headers={"content-security-policy": "sandbox"},
+    )
 
 
 def report_css(web: Web, request: Request) -> Response:
@@ -186,7 +211,7 @@ async def api_ask(web: Web, request: Request) -> JSONResponse:
     data = await _json_body(request)
     question = data.get("question")
     if not isinstance(question, str):
-        raise RetracError("give the question as {\"question\": \"…\"}")
+        raise RetracError('give the question as {"question": "…"}')
     check_question(question)
     if not await run_in_threadpool(_has_documents, web):
         raise RetracError("the collection is empty: add documents on the Collection page first")
@@ -271,8 +296,11 @@ async def api_events(web: Web, request: Request) -> Response:
             await asyncio.sleep(POLL_S)
             quiet += POLL_S
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )
 
 
 def collection_data(web: Web) -> dict[str, Any]:
@@ -280,9 +308,14 @@ def collection_data(web: Web) -> dict[str, Any]:
     store = app.corpus
     documents, chunks = store.count() if store.exists() else (0, 0)
     files = collection.files(web.settings)
-    return {"documents": documents, "chunks": chunks, "size_bytes": store.size_bytes() if store.exists() else 0,
-            "vector_index": store.vector_index_kind() if store.exists() else None, "path": store.uri,
-            "files": [f.to_dict() for f in files]}
+    return {
+        "documents": documents,
+        "chunks": chunks,
+        "size_bytes": store.size_bytes() if store.exists() else 0,
+        "vector_index": store.vector_index_kind() if store.exists() else None,
+        "path": store.uri,
+        "files": [f.to_dict() for f in files],
+    }
 
 
 def api_collection(web: Web, request: Request) -> JSONResponse:
@@ -302,16 +335,20 @@ async def api_ingest(web: Web, request: Request) -> JSONResponse:
         data = await _json_body(request)
         given = data.get("path")
         if not isinstance(given, str) or not given.strip():
-            raise RetracError("give a folder or file on this machine as {\"path\": \"…\"}")
+            raise RetracError('give a folder or file on this machine as {"path": "…"}')
         path = Path(given.strip()).expanduser()
         if not path.is_absolute():
-            raise RetracError(f"{given!r} is not an absolute path; give the full path of a folder on this machine")
+            raise RetracError(
+                f"{given!r} is not an absolute path; give the full path of a folder on this machine"
+            )
         if not path.exists():
             raise RetracError(f"{path} does not exist on this machine")
         paths, label = [path], str(path)
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
-        report = app.ingest(paths, progress=lambda stage, data: emit({"event": "IngestProgress", "stage": stage, **data}))
+        report = app.ingest(
+            paths, progress=lambda stage, data: emit({"event": "IngestProgress", "stage": stage, **data})
+        )
         emit({"event": "IngestFinished", "report": report.to_dict()})
 
     return _job(web, web.worker.submit("ingest", label, work), 202)
@@ -327,8 +364,10 @@ async def _save_uploads(web: Web, request: Request) -> tuple[list[Path], str]:
     if length is None or not length.isdigit():
         raise RetracError("an upload needs a Content-Length")
     if int(length) > limit:
-        raise RetracError(f"the upload is {int(length) / 1e6:.1f} MB; at most {limit / 1e6:.0f} MB at once "
-                          "(for more, ingest the folder by its path)")
+        raise RetracError(
+            f"the upload is {int(length) / 1e6:.1f} MB; at most {limit / 1e6:.0f} MB at once "
+            "(for more, ingest the folder by its path)"
+        )
     form = await request.form(max_files=100, max_fields=10)
     uploads = [f for f in form.getlist("files") if isinstance(f, UploadFile)]
     if not uploads:
@@ -336,8 +375,10 @@ async def _save_uploads(web: Web, request: Request) -> tuple[list[Path], str]:
     for f in uploads:
         name = collection.safe_name(f.filename or "")
         if Path(name).suffix.lower() not in SUPPORTED:
-            raise RetracError(f"{f.filename!r} is not a document this tool reads; upload "
-                              f"{', '.join(sorted(SUPPORTED))} files")
+            raise RetracError(
+                f"{f.filename!r} is not a document this tool reads; upload "
+                f"{', '.join(sorted(SUPPORTED))} files"
+            )
     folder = collection.upload_folder(web.settings)
     saved = []
     for f in uploads:
@@ -365,8 +406,11 @@ def settings_data(web: Web) -> dict[str, Any]:
     from retrac_local.config_doc import settings_rows
     from retrac_local.modelcheck import model_rows
 
-    return {"settings": settings_rows(web.settings), "models": model_rows(web.reader()),
-            "models_loaded": web.worker.models_loaded}
+    return {
+        "settings": settings_rows(web.settings),
+        "models": model_rows(web.reader()),
+        "models_loaded": web.worker.models_loaded,
+    }
 
 
 def api_settings(web: Web, request: Request) -> JSONResponse:
@@ -399,8 +443,13 @@ def _handled(web: Web, handler: Callable[..., Any]) -> Callable[[Request], Any]:
     return endpoint
 
 
-def create_app(settings: Settings, make_app: Callable[[], Retrac] | None = None, *, host: str = "127.0.0.1",
-               token: str | None = None) -> Any:
+def create_app(
+    settings: Settings,
+    make_app: Callable[[], Retrac] | None = None,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+) -> Any:
     """The ASGI app. `make_app` builds the worker's `Retrac` (the tests pass one with a scripted
     model); `host` is the address the server is bound to, `token` the secret every request needs."""
     from retrac_local.api import Retrac

@@ -46,8 +46,16 @@ class Job:
         return self.state in ("done", "failed")
 
     def to_dict(self, ahead: int) -> dict[str, Any]:
-        return {"job_id": self.id, "kind": self.kind, "label": self.label, "state": self.state,
-                "run_id": self.run_id, "error": self.error, "ahead": ahead, "events": len(self.events)}
+        return {
+            "job_id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "state": self.state,
+            "run_id": self.run_id,
+            "error": self.error,
+            "ahead": ahead,
+            "events": len(self.events),
+        }
 
 
 class Worker:
@@ -93,8 +101,10 @@ class Worker:
         server interrupts it, and a run stays resumable."""
         with self._changed:
             if job.state != "queued":
-                raise RetracError(f"the job is {job.state}; only a queued job can be cancelled "
-                                  "(to interrupt a run, stop the server: the run stays resumable)")
+                raise RetracError(
+                    f"the job is {job.state}; only a queued job can be cancelled "
+                    "(to interrupt a run, stop the server: the run stays resumable)"
+                )
             self._queue = deque((j, w) for j, w in self._queue if j.id != job.id)
             job.events.append({"event": "Cancelled", "t": 0.0})
             job.state, job.error = "failed", "cancelled before it started"
@@ -155,7 +165,7 @@ class Worker:
 
     def _forget_old(self) -> None:
         finished = [j for j in self.jobs() if j.finished]
-        for job in finished[self._keep:]:
+        for job in finished[self._keep :]:
             del self._jobs[job.id]
 
 

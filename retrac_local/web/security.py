@@ -30,8 +30,10 @@ App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 COOKIE = "retrac_token"
 CSRF_HEADER = "x-retrac-csrf"
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
 SAFE_METHODS = {"GET", "HEAD"}
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 
@@ -52,7 +54,7 @@ def is_wildcard(host: str) -> bool:
 def _host_name(value: str) -> str:
     """The name in a Host header, without its port: `[::1]:8750` → `::1`."""
     if value.startswith("["):
-        return value[1:value.find("]")] if "]" in value else value
+        return value[1 : value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
@@ -79,12 +81,18 @@ class Guard:
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                extra = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-                         (b"referrer-policy", b"no-referrer"), (b"x-frame-options", b"DENY")]
+                extra = [
+                    (b"content-security-policy", CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"x-frame-options", b"DENY"),
+                ]
                 if scope["path"].startswith("/api/"):
                     extra.append((b"cache-control", b"no-store"))
                 names = {k.lower() for k, _ in message.get("headers", [])}
-                message["headers"] = list(message.get("headers", [])) + [h for h in extra if h[0] not in names]
+                message["headers"] = list(message.get("headers", [])) + [
+                    h for h in extra if h[0] not in names
+                ]
             await send(message)
 
         await self.app(scope, receive, with_headers)
@@ -95,7 +103,10 @@ class Guard:
             return 400, f"this server does not answer to the host {host!r}; open it by the address it printed"
         bearer = self._bearer(headers)
         if self.token and not (bearer or self._cookie_ok(headers) or self._token_in_query(scope)):
-            return 401, "a token is needed: open the URL the server printed, or send 'Authorization: Bearer TOKEN'"
+            return (
+                401,
+                "a token is needed: open the URL the server printed, or send 'Authorization: Bearer TOKEN'",
+            )
         if scope["method"] not in SAFE_METHODS and not bearer:
             origin = headers.get("origin")
             if origin is not None and origin.split("://", 1)[-1].lower() != headers.get("host", "").lower():
@@ -108,7 +119,11 @@ class Guard:
 
     def _bearer(self, headers: dict[str, str]) -> bool:
         value = headers.get("authorization", "")
-        return bool(self.token) and value.startswith("Bearer ") and hmac.compare_digest(value[7:], self.token or "")
+        return (
+            bool(self.token)
+            and value.startswith("Bearer ")
+            and hmac.compare_digest(value[7:], self.token or "")
+        )
 
     def _cookie_ok(self, headers: dict[str, str]) -> bool:
         cookie: SimpleCookie = SimpleCookie()
@@ -129,17 +144,34 @@ class Guard:
         query = {k: v for k, v in parse_qs(scope.get("query_string", b"").decode()).items() if k != "token"}
         location = scope["path"] + (f"?{urlencode(query, doseq=True)}" if query else "")
         cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
-        await send({"type": "http.response.start", "status": 303,
-                    "headers": [(b"location", location.encode()), (b"set-cookie", cookie.encode()),
-                                (b"content-length", b"0")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode()),
+                    (b"set-cookie", cookie.encode()),
+                    (b"content-length", b"0"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": b""})
 
 
 async def _plain(send: Send, status: int, reason: str) -> None:
     body = json.dumps({"error": reason}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"content-security-policy", CSP.encode()),
+                (b"x-content-type-options", b"nosniff"),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
