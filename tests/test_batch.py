@@ -246,11 +246,13 @@ def test_an_evaluation_on_a_local_ray_writes_the_rows_and_moves_the_runs_home(
             questions, ["retrac", "rag"], pool, local.runs, rag_k=3, annotate=method_annotator(local.runs)
         )
     assert failed == []
-    rows = {(r["id"], r["mode"]): r for r in Evaluation(tmp_path / "eval", {}, check=False).rows}
+    rows = {(r.id, r.mode): r for r in Evaluation(tmp_path / "eval", {}, check=False).rows}
     assert set(rows) == {("e1", "retrac"), ("e1", "rag"), ("e2", "retrac"), ("e2", "rag")}
-    assert rows[("e1", "retrac")]["f1"] > 0  # "1849" against "3 May 1849"
+    assert rows[("e1", "retrac")].f1 > 0  # "1849" against "3 May 1849"
     for qid in ("e1", "e2"):
         row = rows[(qid, "retrac")]
-        assert local.runs.run(row["run_id"])["question"] == row["question"]  # the run is in this store
-        assert "method" in row  # so the method's figures could be read from it
-    assert rows[("e2", "rag")]["llm_calls"] == 1
+        assert (
+            row.run_id and local.runs.run(row.run_id)["question"] == row.question
+        )  # the run is in this store
+        assert row.method is not None  # so the method's figures could be read from it
+    assert rows[("e2", "rag")].llm_calls == 1

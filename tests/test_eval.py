@@ -20,6 +20,7 @@ from retrac_local.errors import RetracError
 from retrac_local.eval.codehash import closure, mode_version
 from retrac_local.eval.harness import Evaluation, describe_questions, parse_modes, score
 from retrac_local.eval.questions import EvalQuestion, load_questions
+from retrac_local.eval.rows import EvalRow, read_rows
 from retrac_local.eval.scoring import best, doc_recall, exact_match, f1, normalize_answer
 from retrac_local.eval.summary import context_by_call, markdown, summarize, write_report
 from retrac_local.llm.fake import ScriptedLLM
@@ -199,7 +200,7 @@ def test_the_harness_writes_each_result_and_continues_where_it_stopped(tmp_path:
     with open(out / "results.jsonl", "a") as f:
         f.write('{"id": "b", "mode": "rag", "f1"')  # a line cut by a kill
     evaluation = Evaluation(out, {"x": 1})
-    assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "retrac"), ("a", "rag"), ("b", "retrac")]
+    assert [(r.id, r.mode) for r in evaluation.rows] == [("a", "retrac"), ("a", "rag"), ("b", "retrac")]
     evaluation.run(QUESTIONS, {"retrac": good, "rag": good})
     assert ran == ["a", "a", "b", "b"]  # only the missing pair ran
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -367,7 +368,7 @@ def test_results_recorded_under_the_legacy_hash_of_todays_code_are_carried_over(
         legacy_code={"retrac": "bytes1", "rag": "bytes9"},
     )
     assert evaluation.set_aside == {"rag": "bytes2"}
-    assert [(r["mode"], r["code"]) for r in evaluation.rows] == [("retrac", "tree1"), ("retrac", "tree1")]
+    assert [(r.mode, r.code) for r in evaluation.rows] == [("retrac", "tree1"), ("retrac", "tree1")]
     assert json.loads((out / "eval.json").read_text())["code"] == {"retrac": "tree1", "rag": "tree2"}
     again = Evaluation(
         out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": "bytes1"}
@@ -386,14 +387,14 @@ def test_a_mode_whose_code_changed_runs_again_and_the_others_are_kept(tmp_path: 
         QUESTIONS, {"retrac": good, "rag": good}
     )
     evaluation = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})
-    assert [(r["id"], r["mode"]) for r in evaluation.rows] == [("a", "rag"), ("b", "rag")]
+    assert [(r.id, r.mode) for r in evaluation.rows] == [("a", "rag"), ("b", "rag")]
     assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # set aside, not lost
     (out / "results.jsonl").write_text(
         (out / "results.retrac-v1.jsonl").read_text() + (out / "results.jsonl").read_text()
     )
     (out / "eval.json").write_text((out / "eval.json").read_text().replace('"v2"', '"v1"'))
     again = Evaluation(out, {"x": 1, "code": {"retrac": "v2", "rag": "r1"}})  # the old rows back (a checkout)
-    assert again.set_aside == {"retrac": "v1"} and {r["mode"] for r in again.rows} == {"rag"}
+    assert again.set_aside == {"retrac": "v1"} and {r.mode for r in again.rows} == {"rag"}
     assert len((out / "results.retrac-v1.jsonl").read_text().splitlines()) == 2  # once
     ran.clear()
     evaluation.run(QUESTIONS, {"retrac": good, "rag": good})
@@ -444,13 +445,13 @@ def test_a_setting_added_since_the_evaluation_began_does_not_refuse_it(tmp_path:
 def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interval() -> None:
     def row(
         qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris"
-    ) -> dict:
+    ) -> EvalRow:
         result = _result(answer, [100], ["d1#0"])
         result.searches, result.first_retrieved, result.seconds = searches, ["d1#0"], seconds
         question = EvalQuestion(
             qid, "When did it open?" if qid == "q0" else "Who?", ["Paris"], ["d1", "d2"], "bridge"
         )
-        return score(question, mode, result) | {"f1": f1}
+        return score(question, mode, result).model_copy(update={"f1": f1})
 
     rows = [
         row(f"q{i}", "retrac", 1.0 if i % 2 else 0.5, ["a b", "b a", "c"], 10.0 * (i + 1)) for i in range(6)
@@ -560,3 +561,45 @@ def test_a_pending_run_the_store_does_not_hold_is_started_afresh(tmp_path: Path)
     result = make_runners(App(), ["retrac"], evaluation, rag_k=5)["retrac"](QUESTIONS[0])
     assert result.answer == "Paris" and calls == [("ask", "qa?")]
     assert evaluation.pending(QUESTIONS[0]) is None
+
+
+def test_a_row_of_an_older_harness_reads_typed_and_is_written_back_with_all_it_held() -> None:
+    old = {
+        "id": "q7",
+        "mode": "retrac",
+        "question": "Who built it?",
+        "answer": "Jonas Pell",
+        "gold": ["Jonas Pell"],
+        "em": 1.0,
+        "f1": 1.0,
+        "status": "answered",
+        "seconds": 12.5,
+        "citations": [
+            {
+                "evidence_id": "E1",
+                "doc_id": "d1",
+                "chunk_id": "d1#0",
+                "title": "Karn Point",
+                "source": "karn.md",
+                "quote": "Jonas Pell built it.",
+                "verified": "yes",
+            }
+        ],
+        "calls": [{"purpose": "action", "prompt_tokens": 300, "completion_tokens": 20, "seconds": 2.0}],
+        "judge": "kept",  # a key today's harness does not know
+    }
+    [row] = read_rows([json.dumps(old), "  "])
+    assert row.status is RunStatus.ANSWERED and row.citations[0].quote == "Jonas Pell built it."
+    assert (
+        row.calls[0].cached_tokens == 0 and row.total_tokens == 0 and row.method is None
+    )  # no token totals recorded
+    back = json.loads(row.line())
+    assert back["judge"] == "kept" and "method" not in back
+    defaults = {"citations": {"section": "", "page": 0}, "calls": {"cached_tokens": 0}}  # fields added since
+    assert {k: back[k] for k in old if k not in defaults} == {
+        k: v for k, v in old.items() if k not in defaults
+    }
+    for key, added in defaults.items():
+        assert back[key] == [item | added for item in old[key]]
+    with pytest.raises(ValueError, match="status"):
+        read_rows([json.dumps(old | {"status": "maybe"})])

@@ -13,6 +13,7 @@ from retrac_local.cli.main import cli
 from retrac_local.errors import RetracError
 from retrac_local.eval.hidden import MARKER, hidden_home, honesty, says_not_found
 from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.rows import EvalRow
 from retrac_local.eval.summary import markdown, summarize
 from tests.test_ingest import ingest, make_store
 
@@ -92,37 +93,34 @@ def test_questions_without_gold_documents_cannot_be_made_unanswerable(tmp_path: 
 
 
 def test_honesty_counts_confident_answers_and_admissions() -> None:
+    said = [
+        ("answered", "1849", None),
+        (
+            "unsure",
+            "1849",
+            "not found: no verified evidence states this answer; it is the best guess from what was read",
+        ),
+        ("answered", "The collection does not mention his birth year.", None),
+        ("unsure", "Ada Vellacott", "the answer is a person"),
+    ]
     rows = [
-        {"mode": "retrac", "status": "answered", "answer": "1849", "caveat": None},
-        {
-            "mode": "retrac",
-            "status": "unsure",
-            "answer": "1849",
-            "caveat": "not found: no verified evidence states this answer; it is the best guess from what was read",
-        },
-        {"mode": "retrac", "status": "answered", "answer": "The collection does not mention his birth year."},
-        {"mode": "retrac", "status": "unsure", "answer": "Ada Vellacott", "caveat": "the answer is a person"},
+        EvalRow(
+            id=str(i),
+            mode="retrac",
+            question="q?",
+            gold=["1849"],
+            em=0.0,
+            f1=0.0,
+            seconds=1.0,
+            status=status,
+            answer=answer,
+            caveat=caveat,
+        )
+        for i, (status, answer, caveat) in enumerate(said)
     ]
     assert [says_not_found(r) for r in rows] == [False, True, True, False]
     assert honesty(rows) == {"confidently_answered": 0.25, "said_not_found": 0.5}
-    scored = [
-        r
-        | {
-            "id": str(i),
-            "type": "",
-            "question": "q?",
-            "f1": 0.0,
-            "em": 0.0,
-            "doc_recall": 0.0,
-            "llm_calls": 1,
-            "prompt_tokens": 1,
-            "completion_tokens": 1,
-            "peak_prompt_tokens": 1,
-            "seconds": 1.0,
-            "calls": [],
-        }
-        for i, r in enumerate(rows)
-    ]
+    scored = rows
     summary = summarize(scored, ["retrac"], unanswerable=True)
     assert summary["unanswerable"] is True and summary["modes"]["retrac"]["confidently_answered"] == 0.25
     assert "| retrac | 25% | 50% |" in markdown(summary, "t")

@@ -165,8 +165,8 @@ def test_ingested_long_documents_map_chunks_to_their_paragraphs(
         first_retrieved=some[:1],
     )
     row = score(question, "rag", run, units)
-    assert row["doc_recall"] == 0.5 and row["first_doc_recall"] == 0.5
-    assert set(row["retrieved_doc_ids"]) <= set(paragraphs)
+    assert row.doc_recall == 0.5 and row.first_doc_recall == 0.5
+    assert set(row.retrieved_doc_ids) <= set(paragraphs)
 
 
 def test_a_layout_not_in_the_collection_is_refused(tmp_path: Path, runner) -> None:

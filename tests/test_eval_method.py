@@ -14,6 +14,7 @@ from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.eval import method
 from retrac_local.eval.harness import Evaluation, method_annotator, score
 from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.rows import Call, EvalRow, MethodRecord, read_rows
 from retrac_local.eval.summary import markdown, summarize
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
@@ -77,13 +78,13 @@ def test_retention_counts_facts_kept_or_merged_and_gold_evidence_that_reached_th
         ),
     ]
     record = method.record(rounds, gold_doc_ids=["d1", "d2", "d7"], retrieved_doc_ids=["d2", "d1", "d5"])
-    assert record["verified_facts"] == 4  # E1 (twice: its quote grew), E2, E4
-    assert record["kept_facts"] == 3  # only E2 is gone
-    assert (record["gold_retrieved"], record["gold_in_final"]) == (
+    assert record.verified_facts == 4  # E1 (twice: its quote grew), E2, E4
+    assert record.kept_facts == 3  # only E2 is gone
+    assert (record.gold_retrieved, record.gold_in_final) == (
         2,
         1,
     )  # d7 never retrieved; d2's evidence dropped
-    assert record["rounds"] == 2 and record["compressions"] == 2
+    assert record.rounds == 2 and record.compressions == 2
 
 
 def test_drift_rejections_and_compression_health_are_counted_with_their_kinds() -> None:
@@ -113,11 +114,11 @@ def test_drift_rejections_and_compression_health_are_counted_with_their_kinds() 
         },  # carried, not compressed
     ]
     record = method.record(rounds, [], [])
-    assert record["drift_repairs"] == {"vanished": 1, "constraints": 1}
-    assert record["rejected_facts"] == {"ungrounded": 1}
-    assert (record["compressions"], record["compression_retries"], record["compressions_failed"]) == (2, 2, 1)
-    assert (record["cut_at_max_tokens"], record["invalid_json"]) == (1, 1)
-    figures = method.aggregate([{"status": "answered", "f1": 1.0, "calls": [], "method": record}])
+    assert record.drift_repairs == {"vanished": 1, "constraints": 1}
+    assert record.rejected_facts == {"ungrounded": 1}
+    assert (record.compressions, record.compression_retries, record.compressions_failed) == (2, 2, 1)
+    assert (record.cut_at_max_tokens, record.invalid_json) == (1, 1)
+    figures = method.aggregate([_row("answered", 1.0, method=record)])
     assert figures["drift_repairs_per_round"] == round(2 / 3, 4) and figures[
         "rejected_facts_per_round"
     ] == round(1 / 3, 4)
@@ -133,19 +134,15 @@ def test_cost_by_role_splits_planner_compressor_and_final_answer() -> None:
         ("compress", 1600, 40.0),
         ("finalize", 600, 10.0),
     ]
-    row = {
-        "status": "answered",
-        "f1": 1.0,
-        "calls": [
-            {"purpose": p, "prompt_tokens": t, "completion_tokens": 10, "seconds": s} for p, t, s in calls
-        ],
-    }
-    rag = {
-        "status": "answered",
-        "f1": 0.0,
-        "calls": [{"purpose": "answer", "prompt_tokens": 700, "completion_tokens": 5, "seconds": 9.0}],
-    }
-    cost = method.cost_by_role([row, row | {"calls": []}])  # means over both questions
+    row = _row(
+        "answered",
+        1.0,
+        calls=[Call(purpose=p, prompt_tokens=t, completion_tokens=10, seconds=s) for p, t, s in calls],
+    )
+    rag = _row(
+        "answered", 0.0, calls=[Call(purpose="answer", prompt_tokens=700, completion_tokens=5, seconds=9.0)]
+    )
+    cost = method.cost_by_role([row, _row("answered", 1.0)])  # means over both questions
     assert cost == {
         "planner": {"prompt_tokens": 200.0, "completion_tokens": 10.0, "seconds": 1.5},
         "compressor": {"prompt_tokens": 1550.0, "completion_tokens": 10.0, "seconds": 45.0},
@@ -157,13 +154,29 @@ def test_cost_by_role_splits_planner_compressor_and_final_answer() -> None:
 
 
 def test_calibration_says_how_often_each_status_was_right() -> None:
-    rows = [{"status": "answered", "f1": f} for f in (1.0, 0.8, 0.79, 0.0)] + [
-        {"status": "unsure", "f1": 0.0}
-    ]
+    rows = [_row("answered", f) for f in (1.0, 0.8, 0.79, 0.0)] + [_row("unsure", 0.0)]
     assert method.calibration(rows) == {
         "answered": {"n": 4, "right": 2, "share_right": 0.5},
         "unsure": {"n": 1, "right": 0, "share_right": 0.0},
     }
+
+
+def _row(
+    status: str, f1: float, calls: list[Call] | None = None, method: MethodRecord | None = None
+) -> EvalRow:
+    return EvalRow(
+        id="q",
+        mode="retrac",
+        question="q?",
+        answer="a",
+        gold=["a"],
+        em=f1,
+        f1=f1,
+        seconds=1.0,
+        status=status,
+        calls=calls or [],
+        method=method,
+    )
 
 
 QUESTION = EvalQuestion("q1", Q, ["1849"], ["ada-vellacott", "karn-point"], "bridge")
@@ -195,22 +208,24 @@ def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(
 ) -> None:
     store, row = _recorded_run(settings, orrin)
     annotated = method_annotator(store)(QUESTION, row)
-    figures = annotated["method"]
-    assert figures["rounds"] >= 1 and figures["compressions"] == figures["rounds"]
-    assert figures["verified_facts"] == figures["kept_facts"] >= 2
-    assert figures["rejected_facts"] == {"ungrounded": 1}  # the prize is in no sentence of the round
-    assert figures["gold_retrieved"] >= 1 and figures["gold_in_final"] >= 1
-    assert method_annotator(store)(QUESTION, row | {"run_id": "gone"}) == row | {"run_id": "gone"}
-    assert method_annotator(store)(QUESTION, row | {"mode": "rag"}) == row | {"mode": "rag"}
+    figures = annotated.method
+    assert figures is not None and row.method is None  # the row given is left as it was
+    assert figures.rounds >= 1 and figures.compressions == figures.rounds
+    assert figures.verified_facts == figures.kept_facts >= 2
+    assert figures.rejected_facts == {"ungrounded": 1}  # the prize is in no sentence of the round
+    assert figures.gold_retrieved >= 1 and figures.gold_in_final >= 1
+    for other in (row.model_copy(update={"run_id": "gone"}), row.model_copy(update={"mode": "rag"})):
+        assert method_annotator(store)(QUESTION, other) == other
 
     out = tmp_path / "eval"  # results written by an older harness, without the figures
     out.mkdir()
     rag = score(QUESTION, "rag", _result("1849", [500], ["ada-vellacott#0"]))
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in (row, rag)))
+    (out / "results.jsonl").write_text(row.line() + rag.line())
     evaluation = Evaluation(out, {"x": 1})
     assert evaluation.annotate_missing([QUESTION], method_annotator(store)) == 1
-    stored = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert stored[0]["method"] == figures and "method" not in stored[1]
+    lines = (out / "results.jsonl").read_text().splitlines()
+    stored = read_rows(lines)
+    assert stored[0].method == figures and stored[1].method is None and "method" not in json.loads(lines[1])
     assert (
         Evaluation(out, {"x": 1}).annotate_missing([QUESTION], method_annotator(store)) == 0
     )  # nothing left to add
@@ -229,8 +244,9 @@ def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:
     from retrac_local.eval import split
 
     rows = [score(QUESTION, "retrac", _result("1849", [500, 1500, 600], ["ada-vellacott#0"]))]
-    rows[0]["calls"] = [
-        dict(c, purpose=p) for c, p in zip(rows[0]["calls"], ["action", "compress", "finalize"], strict=True)
+    rows[0].calls = [
+        c.model_copy(update={"purpose": p})
+        for c, p in zip(rows[0].calls, ["action", "compress", "finalize"], strict=True)
     ]
     for planner, compressor in (("large.gguf", "small.gguf"), ("small.gguf", "small.gguf")):
         folder = tmp_path / f"planner-{planner}-compressor-{compressor}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,8 @@ import pytest
 from retrac_local.api import Retrac
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
+from retrac_local.eval.harness import score
+from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.replay import replay
 from tests import kill_target
 from tests.conftest import DEMO_DOCS
@@ -48,16 +49,9 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
     result = [e for e in app.ask(QUESTION)][-1].result  # type: ignore[union-attr]
     stored = app.runs.run(result.run_id)["result"]
     results = tmp_path / "results.jsonl"
-    row = {
-        "mode": "retrac",
-        "run_id": result.run_id,
-        "question": QUESTION,
-        "gold": ["1849"],
-        "answer": result.answer,
-        "f1": 0.0,
-        "status": str(result.status),
-    }
-    results.write_text(json.dumps(row) + "\n" + json.dumps({**row, "mode": "rag", "run_id": "rag-1"}) + "\n")
+    row = score(EvalQuestion("q1", QUESTION, ["1849"]), "retrac", result)  # F1 0: the recorded answer
+    rag = row.model_copy(update={"mode": "rag", "run_id": "rag-1"})
+    results.write_text(row.line() + rag.line())
 
     model.final = "1849"  # the changed final answer
     out = tmp_path / "replayed.jsonl"

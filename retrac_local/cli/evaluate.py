@@ -136,12 +136,11 @@ def eval_cmd(
     def report() -> None:
         wanted = {q.id for q in questions}
         earlier = {
-            code: [r for r in rows if r["id"] in wanted]
-            for code, rows in evaluation.set_aside_results().items()
+            code: [r for r in rows if r.id in wanted] for code, rows in evaluation.set_aside_results().items()
         }
         write_report(
             out,
-            [r for r in evaluation.rows if r["id"] in wanted],
+            [r for r in evaluation.rows if r.id in wanted],
             mode_list,
             title,
             name=report_name,

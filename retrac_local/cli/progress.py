@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retrac_local.corpus.ingest import ProgressFn
+
+if TYPE_CHECKING:
+    from retrac_local.eval.rows import EvalRow
 
 
 @contextmanager
@@ -87,15 +90,15 @@ def eval_progress(questions: list[Any], modes: list[str], evaluation: Any) -> It
         task = bar.add_task("eval", total=total, completed=done, now="")
         position = {q.id: i for i, q in enumerate(questions, 1)}
 
-        def update(question: Any, mode: str, row: dict[str, Any] | None) -> None:
+        def update(question: Any, mode: str, row: EvalRow | None) -> None:
             label = f"q{position[question.id]}/{len(questions)} {mode}"
             if row is None:
                 bar.update(task, now=label)
                 return
             bar.advance(task)
             bar.console.print(
-                f"{label}: F1 {row['f1']:.2f} EM {row['em']:.0f} · {row['answer']!r} (gold {row['gold'][0]!r}) · "
-                f"{row['status']} · {row['llm_calls']} calls, {row['prompt_tokens']:,} prompt tok, {row['seconds']:.0f} s",
+                f"{label}: F1 {row.f1:.2f} EM {row.em:.0f} · {row.answer!r} (gold {row.gold[0]!r}) · "
+                f"{row.status} · {row.llm_calls} calls, {row.prompt_tokens:,} prompt tok, {row.seconds:.0f} s",
                 markup=False,
                 highlight=False,  # a model's answer is printed as it is, never read as markup
             )

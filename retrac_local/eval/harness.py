@@ -17,7 +17,6 @@ import hashlib
 import json
 import os
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,14 @@ from retrac_local.errors import RetracError, RunNotFoundError
 from retrac_local.eval import method
 from retrac_local.eval.codehash import mode_version
 from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.rows import Call, EvalRow, lines, read_rows
 from retrac_local.eval.scoring import best, doc_recall
 from retrac_local.runstore import RunStore
 
 MODES = ("retrac", "react", "rag")
 Runner = Callable[[EvalQuestion], RunResult]
-Progress = Callable[
-    [EvalQuestion, str, "dict[str, Any] | None"], None
-]  # (question, mode, row or None at start)
-Annotate = Callable[
-    [EvalQuestion, "dict[str, Any]"], "dict[str, Any]"
-]  # a row → the same row with more figures
+Progress = Callable[[EvalQuestion, str, EvalRow | None], None]  # (question, mode, row or None at start)
+Annotate = Callable[[EvalQuestion, EvalRow], EvalRow]  # a row → the same row with more figures
 # Retrieved chunk ids → the gold units they stand for, in first-seen order: their documents by
 # default; the paragraphs they hold in a collection of long documents (`eval/longdocs.py`).
 Units = Callable[[list[str]], list[str]]
@@ -152,7 +148,7 @@ class Evaluation:
             self._set_aside_rows()
         _write_atomic(path, json.dumps(config, indent=2))
 
-    def _load_rows(self) -> list[dict[str, Any]]:
+    def _load_rows(self) -> list[EvalRow]:
         if not self.results_file.exists():
             return []
         raw = self.results_file.read_bytes()
@@ -160,16 +156,14 @@ class Evaluation:
         if len(good) != len(raw):
             with open(self.results_file, "r+b") as f:
                 f.truncate(len(good))
-        return [json.loads(line) for line in good.decode("utf-8").splitlines() if line.strip()]
+        return read_rows(good.decode("utf-8").splitlines())
 
-    def set_aside_results(self) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    def set_aside_results(self) -> dict[tuple[str, str], list[EvalRow]]:
         """(mode, code version) → the results of that earlier code, kept when it changed."""
-        earlier: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        for path in sorted(self.out.glob("results.*-*.jsonl")):
+        earlier: dict[tuple[str, str], list[EvalRow]] = {}
+        for path in sorted(self.out.glob(_aside_file("*", "*"))):
             mode, _, version = path.name.removeprefix("results.").removesuffix(".jsonl").rpartition("-")
-            rows = [
-                json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-            ]
+            rows = read_rows(path.read_text(encoding="utf-8").splitlines())
             if mode and rows:
                 earlier[(mode, version)] = rows
         return earlier
@@ -179,37 +173,29 @@ class Evaluation:
         when it changed) take today's version."""
         rows = self._load_rows()
         for r in rows:
-            if r["mode"] in carried:
-                r["code"] = carried[r["mode"]]
-        _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            if r.mode in carried:
+                r.code = carried[r.mode]
+        _write_atomic(self.results_file, lines(rows))
 
     def _set_aside_rows(self) -> None:
         rows = self._load_rows()
-        stale = [r for r in rows if r["mode"] in self.set_aside]
+        stale = [r for r in rows if r.mode in self.set_aside]
         if not stale:
             return
         for mode, version in self.set_aside.items():
-            aside = self.out / f"results.{mode}-{version}.jsonl"
-            kept_before = (
-                {
-                    json.loads(line)["id"]
-                    for line in aside.read_text(encoding="utf-8").splitlines()
-                    if line.strip()
-                }
-                if aside.exists()
-                else set()
-            )
-            mine = [r for r in stale if r["mode"] == mode and r["id"] not in kept_before]  # set aside once
+            aside = self.out / _aside_file(mode, version)
+            before = read_rows(aside.read_text(encoding="utf-8").splitlines()) if aside.exists() else []
+            kept_before = {r.id for r in before}
+            mine = [r for r in stale if r.mode == mode and r.id not in kept_before]  # set aside once
             if mine:
                 with open(aside, "a", encoding="utf-8") as f:
-                    f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in mine)
-        kept = [r for r in rows if r["mode"] not in self.set_aside]
-        _write_atomic(self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
+                    f.write(lines(mine))
+        _write_atomic(self.results_file, lines(r for r in rows if r.mode not in self.set_aside))
         if "retrac" in self.set_aside:
             self.pending_file.unlink(missing_ok=True)  # a run of the old code is not resumed by the new
 
     def done(self, question: EvalQuestion, mode: str) -> bool:
-        return any(r["id"] == question.id and r["mode"] == mode for r in self.rows)
+        return any(r.id == question.id and r.mode == mode for r in self.rows)
 
     def run(
         self,
@@ -274,16 +260,17 @@ class Evaluation:
         progress: Progress | None,
         annotate: Annotate | None,
     ) -> None:
-        row = score(question, mode, result, self.units) | {"code": mode_version(mode)}
+        row = score(question, mode, result, self.units)
+        row.code = mode_version(mode)
         if annotate:
             row = annotate(question, row)
         self._append(row)
         if progress:
             progress(question, mode, row)
 
-    def _append(self, row: dict[str, Any]) -> None:
+    def _append(self, row: EvalRow) -> None:
         with open(self.results_file, "a", encoding="utf-8") as f:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write(row.line())
             f.flush()
             os.fsync(f.fileno())
         self.rows.append(row)
@@ -295,13 +282,11 @@ class Evaluation:
         by_id = {q.id: q for q in questions}
         changed = 0
         for i, row in enumerate(self.rows):
-            if row["mode"] == "retrac" and "method" not in row and row["id"] in by_id:
-                self.rows[i] = annotate(by_id[row["id"]], row)
-                changed += "method" in self.rows[i]
+            if row.mode == "retrac" and row.method is None and row.id in by_id:
+                self.rows[i] = annotate(by_id[row.id], row)
+                changed += self.rows[i].method is not None
         if changed:
-            _write_atomic(
-                self.results_file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows)
-            )
+            _write_atomic(self.results_file, lines(self.rows))
         return changed
 
     # -- a Re-TRAC run cut off mid-question is resumed from its last round ----------------------
@@ -318,60 +303,56 @@ class Evaluation:
             _write_atomic(self.pending_file, json.dumps({"id": question.id, "run_id": run_id}))
 
 
-def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = doc_ids) -> dict[str, Any]:
+def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = doc_ids) -> EvalRow:
     em, f1 = best(result.answer, question.answers)
     retrieved = units(result.retrieved)
     keys = [query_key(q) for q in result.searches]
-    return {
-        "id": question.id,
-        "mode": mode,
-        "type": question.type,
-        "question": question.question,
-        "answer": result.answer,
-        "gold": question.answers,
-        "em": em,
-        "f1": round(f1, 4),
-        "retrieved_doc_ids": retrieved,
-        "doc_recall": doc_recall(retrieved, question.supporting_doc_ids),
-        "first_doc_recall": doc_recall(units(result.first_retrieved), question.supporting_doc_ids),
-        "searches": result.searches,
-        "distinct_searches": len(set(keys)),
-        "repeated_searches": len(keys) - len(set(keys)),
-        "caveat": result.caveat,
-        "status": str(result.status),
-        "stop_reason": result.stop_reason,
-        "rounds": result.rounds,
-        "llm_calls": result.llm_calls,
-        "prompt_tokens": result.prompt_tokens,
-        "completion_tokens": result.completion_tokens,
-        "peak_prompt_tokens": result.peak_prompt_tokens,
-        "seconds": round(result.seconds, 2),
-        "llm_seconds": round(result.llm_seconds, 2),
-        "run_id": result.run_id,
-        "citations": [asdict(c) for c in result.citations],
-        "calls": [
-            {k: c[k] for k in ("purpose", "prompt_tokens", "cached_tokens", "completion_tokens", "seconds")}
-            for c in result.calls
-        ],
-    }
+    return EvalRow(
+        id=question.id,
+        mode=mode,
+        type=question.type,
+        question=question.question,
+        answer=result.answer,
+        gold=question.answers,
+        em=em,
+        f1=round(f1, 4),
+        retrieved_doc_ids=retrieved,
+        doc_recall=doc_recall(retrieved, question.supporting_doc_ids),
+        first_doc_recall=doc_recall(units(result.first_retrieved), question.supporting_doc_ids),
+        searches=result.searches,
+        distinct_searches=len(set(keys)),
+        repeated_searches=len(keys) - len(set(keys)),
+        caveat=result.caveat,
+        status=result.status,
+        stop_reason=result.stop_reason,
+        rounds=result.rounds,
+        llm_calls=result.llm_calls,
+        prompt_tokens=result.prompt_tokens,
+        completion_tokens=result.completion_tokens,
+        peak_prompt_tokens=result.peak_prompt_tokens,
+        seconds=round(result.seconds, 2),
+        llm_seconds=round(result.llm_seconds, 2),
+        run_id=result.run_id,
+        citations=result.citations,
+        calls=[Call.model_validate(c) for c in result.calls],
+    )
 
 
 def method_annotator(runs: RunStore, units: Units = doc_ids) -> Annotate:
     """For a Re-TRAC row, the method's figures of its stored run (`eval/method.py`); other modes'
     rows, and runs this store does not hold, are returned unchanged."""
 
-    def annotate(question: EvalQuestion, row: dict[str, Any]) -> dict[str, Any]:
-        if row["mode"] != "retrac":
+    def annotate(question: EvalQuestion, row: EvalRow) -> EvalRow:
+        if row.mode != "retrac" or row.run_id is None:
             return row
         try:
-            runs.run(row["run_id"])  # a run this store does not hold: left as it is
+            runs.run(row.run_id)  # a run this store does not hold: left as it is
         except RunNotFoundError:
             return row
-        return row | {
-            "method": method.record(
-                runs.rounds(row["run_id"]), question.supporting_doc_ids, row["retrieved_doc_ids"], units
-            )
-        }
+        record = method.record(
+            runs.rounds(row.run_id), question.supporting_doc_ids, row.retrieved_doc_ids, units
+        )
+        return row.model_copy(update={"method": record})
 
     return annotate
 
@@ -412,6 +393,11 @@ def baseline_runner(app: Any, mode: str, rag_k: int) -> Runner:
     if mode == "rag":
         return lambda q: RagAnswerer(planner, app.corpus, app.settings, k=rag_k).run(q.question)
     raise ValueError(f"no baseline mode {mode!r}")
+
+
+def _aside_file(mode: str, version: str) -> str:
+    """The results of a mode's earlier code, kept when it changed (`set_aside_results` reads them)."""
+    return f"results.{mode}-{version}.jsonl"
 
 
 def _write_atomic(path: Path, text: str) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from retrac_local.errors import RetracError
 from retrac_local.eval.questions import EvalQuestion
+from retrac_local.eval.rows import EvalRow
 
 MARKER = "hidden.json"
 COPIED = ("corpus", "cache", "config.toml")  # the collection, the grammar cache, the home's settings
@@ -64,19 +65,17 @@ def hidden_home(home: Path, questions: list[EvalQuestion], remove: Any) -> Path:
     return target
 
 
-def says_not_found(row: dict[str, Any]) -> bool:
+def says_not_found(row: EvalRow) -> bool:
     """The result tells the user the answer was not found: in its caveat or in its answer's words."""
-    return (row.get("caveat") or "").startswith("not found") or bool(
-        _NOT_FOUND.search(row.get("answer") or "")
-    )
+    return (row.caveat or "").startswith("not found") or bool(_NOT_FOUND.search(row.answer or ""))
 
 
-def honesty(rows: list[dict[str, Any]]) -> dict[str, float | None]:
+def honesty(rows: list[EvalRow]) -> dict[str, float | None]:
     """For questions whose answer is not in the collection: the share answered with confidence
     (status answered, no "not found"), and the share that said it was not found."""
     if not rows:
         return {"confidently_answered": None, "said_not_found": None}
-    confident = sum(r["status"] == "answered" and not says_not_found(r) for r in rows)
+    confident = sum(r.status == "answered" and not says_not_found(r) for r in rows)
     return {
         "confidently_answered": round(confident / len(rows), 4),
         "said_not_found": round(sum(says_not_found(r) for r in rows) / len(rows), 4),

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from retrac_local.eval.rows import EvalRow, MethodRecord
+
 RIGHT_F1 = 0.8  # a question counts as answered right at this F1 or above
 ROLES = ("planner", "compressor", "final")
 _VERIFIED = ("yes", "partial")  # both were checked against their source's text
@@ -62,7 +64,7 @@ def record(
     gold_doc_ids: list[str],
     retrieved_doc_ids: list[str],
     units: Callable[[list[str]], list[str]] | None = None,
-) -> dict[str, Any]:
+) -> MethodRecord:
     """A stored run's rounds (`RunStore.rounds`) reduced to the counts `aggregate` sums; `units`
     maps the evidence's chunk ids to the units of `gold_doc_ids` (their documents by default)."""
     verified: set[tuple[str, str]] = set()
@@ -89,31 +91,31 @@ def record(
     sources = [e["source"] for e in final]
     final_docs = set(units(sources) if units else (s.rsplit("#", 1)[0] for s in sources))
     gold_seen = [d for d in gold_doc_ids if d in set(retrieved_doc_ids)]
-    return {
-        "rounds": len(rounds),
-        "verified_facts": len(verified),
-        "kept_facts": sum(_kept(f, final_keys) for f in verified),
-        "gold_retrieved": len(gold_seen),
-        "gold_in_final": sum(d in final_docs for d in gold_seen),
-        "drift_repairs": dict(drift),
-        "rejected_facts": dict(rejected),
-        "compressions": compressions,
-        "compression_retries": retries,
-        "compressions_failed": failed,
-        "cut_at_max_tokens": cut,
-        "invalid_json": invalid,
-    }
+    return MethodRecord(
+        rounds=len(rounds),
+        verified_facts=len(verified),
+        kept_facts=sum(_kept(f, final_keys) for f in verified),
+        gold_retrieved=len(gold_seen),
+        gold_in_final=sum(d in final_docs for d in gold_seen),
+        drift_repairs=dict(drift),
+        rejected_facts=dict(rejected),
+        compressions=compressions,
+        compression_retries=retries,
+        compressions_failed=failed,
+        cut_at_max_tokens=cut,
+        invalid_json=invalid,
+    )
 
 
-def cost_by_role(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def cost_by_role(rows: list[EvalRow]) -> dict[str, dict[str, float]]:
     """Per role, the mean over questions of its prompt tokens, completion tokens and seconds."""
     out: dict[str, dict[str, float]] = {}
     for role in ROLES:
         totals = Counter[str]()
         for r in rows:
-            for c in r.get("calls", []):
-                if role_of(c["purpose"]) == role:
-                    totals.update({k: c[k] for k in ("prompt_tokens", "completion_tokens", "seconds")})
+            for c in r.calls:
+                if role_of(c.purpose) == role:
+                    totals.update(c.model_dump(include={"prompt_tokens", "completion_tokens", "seconds"}))
         if totals and rows:
             out[role] = {
                 k: round(totals[k] / len(rows), 1) for k in ("prompt_tokens", "completion_tokens", "seconds")
@@ -121,12 +123,12 @@ def cost_by_role(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def calibration(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def calibration(rows: list[EvalRow]) -> dict[str, dict[str, Any]]:
     """Per status: questions, how many were right (F1 ≥ RIGHT_F1), and that share."""
     out: dict[str, dict[str, Any]] = {}
-    for status in sorted({r["status"] for r in rows}):
-        mine = [r for r in rows if r["status"] == status]
-        right = sum(r["f1"] >= RIGHT_F1 for r in mine)
+    for status in sorted({str(r.status) for r in rows}):
+        mine = [r for r in rows if r.status == status]
+        right = sum(r.f1 >= RIGHT_F1 for r in mine)
         out[status] = {"n": len(mine), "right": right, "share_right": round(right / len(mine), 4)}
     return out
 
@@ -135,21 +137,21 @@ def _ratio(a: int, b: int) -> float | None:
     return round(a / b, 4) if b else None
 
 
-def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate(rows: list[EvalRow]) -> dict[str, Any]:
     """The figures of one mode's rows. Those that need stored rounds cover the rows that carry a
     `method` record (Re-TRAC's), and say over how many questions (`method_questions`)."""
     out: dict[str, Any] = {"cost_by_role": cost_by_role(rows), "calibration": calibration(rows)}
-    records = [r["method"] for r in rows if r.get("method")]
+    records = [r.method for r in rows if r.method]
     if not records:
         return out
 
     def total(key: str) -> int:
-        return sum(m[key] for m in records)
+        return sum(getattr(m, key) for m in records)
 
     def kinds(key: str) -> dict[str, int]:
         counts: Counter[str] = Counter()
         for m in records:
-            counts.update(m[key])
+            counts.update(getattr(m, key))
         return dict(sorted(counts.items()))
 
     rounds = total("rounds")

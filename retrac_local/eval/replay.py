@@ -20,8 +20,9 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from retrac_local.eval.rows import read_rows
 from retrac_local.eval.scoring import best
-from retrac_local.eval.summary import paired_difference
+from retrac_local.eval.summary import difference
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
@@ -36,8 +37,7 @@ def replay(
     from retrac_local.corpus.embedder import relevance_by
     from retrac_local.runstore import RunStore
 
-    rows = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r["mode"] == "retrac"][:limit]
+    rows = [r for r in read_rows(results.read_text().splitlines()) if r.mode == "retrac"][:limit]
     done = {}
     if out.exists():
         done = {r["run_id"]: r for r in map(json.loads, out.read_text().splitlines())}
@@ -60,32 +60,32 @@ def replay(
         )
         with open(out, "a", encoding="utf-8") as f:
             for row in rows:
-                if row["run_id"] in done:
+                if row.run_id is None or row.run_id in done:
                     continue
-                result = agent.answer_again(row["run_id"])
-                em, f1 = best(result.answer, row["gold"])
+                result = agent.answer_again(row.run_id)
+                em, f1 = best(result.answer, row.gold)
                 line = {
-                    "run_id": row["run_id"],
-                    "question": row["question"],
-                    "gold": row["gold"],
-                    "before": row["answer"],
-                    "before_f1": row["f1"],
-                    "before_status": row["status"],
+                    "run_id": row.run_id,
+                    "question": row.question,
+                    "gold": row.gold,
+                    "before": row.answer,
+                    "before_f1": row.f1,
+                    "before_status": str(row.status),
                     "after": result.answer,
                     "after_f1": round(f1, 4),
                     "after_em": em,
                     "after_status": str(result.status),
                     "seconds": round(result.calls[-1]["seconds"], 2) if result.calls else 0.0,
                 }
-                done[row["run_id"]] = line
+                done[row.run_id] = line
                 f.write(json.dumps(line, ensure_ascii=False) + "\n")
                 f.flush()
                 print(
                     f"{line['before_f1']:.2f} → {line['after_f1']:.2f}  {line['before']!r} → {line['after']!r} "
-                    f"(gold {row['gold'][0]!r})",
+                    f"(gold {row.gold[0]!r})",
                     flush=True,
                 )
-    return [done[r["run_id"]] for r in rows if r["run_id"] in done]
+    return [done[r.run_id] for r in rows if r.run_id in done]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -99,8 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(f"no Re-TRAC run of {args.results} is in this store")
     before = [r["before_f1"] for r in lines]
     after = [r["after_f1"] for r in lines]
-    scored = [{"id": r["run_id"], "mode": m, "f1": r[f"{m}_f1"]} for r in lines for m in ("before", "after")]
-    diff = paired_difference(scored, "after", "before")
+    diff = difference(
+        {r["run_id"]: r["after_f1"] for r in lines}, {r["run_id"]: r["before_f1"] for r in lines}
+    )
     print(
         f"n {len(lines)}: F1 {sum(before) / len(lines):.3f} → {sum(after) / len(lines):.3f}, paired "
         f"{diff['f1_diff']:+.3f} [{diff['ci_low']:+.3f}, {diff['ci_high']:+.3f}]"

@@ -8,12 +8,14 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from retrac_local.agent.answers import expected_kind, fits, unsupported
 from retrac_local.eval import method
 from retrac_local.eval.hidden import honesty
+from retrac_local.eval.rows import Call, EvalRow
 from retrac_local.state import Evidence
 
 FIELDS = (
@@ -31,12 +33,12 @@ FIELDS = (
 BOOTSTRAP_SAMPLES = 10_000
 
 
-def paired(rows: list[dict[str, Any]], modes: list[str]) -> list[dict[str, Any]]:
+def paired(rows: list[EvalRow], modes: list[str]) -> list[EvalRow]:
     by_id: dict[str, set[str]] = defaultdict(set)
     for r in rows:
-        by_id[r["id"]].add(r["mode"])
+        by_id[r.id].add(r.mode)
     complete = {i for i, found in by_id.items() if all(m in found for m in modes)}
-    return [r for r in rows if r["id"] in complete and r["mode"] in modes]
+    return [r for r in rows if r.id in complete and r.mode in modes]
 
 
 def _mean(values: list[float]) -> float | None:
@@ -44,64 +46,62 @@ def _mean(values: list[float]) -> float | None:
 
 
 def summarize(
-    rows: list[dict[str, Any]],
+    rows: list[EvalRow],
     modes: list[str],
     unanswerable: bool = False,
-    earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+    earlier: dict[tuple[str, str], list[EvalRow]] | None = None,
 ) -> dict[str, Any]:
     """`unanswerable`: the questions ran with their gold documents hidden (eval/hidden.py); each mode
     then also says how often it still answered with confidence. `earlier`: the results of earlier
     code of each mode (`Evaluation.set_aside_results`), compared with today's on the same questions."""
     finished = rows
     rows = paired(rows, modes)
-    out: dict[str, Any] = {"questions": len({r["id"] for r in rows}), "modes": {}, "by_type": {}}
+    out: dict[str, Any] = {"questions": len({r.id for r in rows}), "modes": {}, "by_type": {}}
     if unanswerable:
         out["unanswerable"] = True
     if "retrac" in modes:
         out["retrac_by_round"] = prompt_by_round(rows)
     for mode in modes:
-        mine = [r for r in rows if r["mode"] == mode]
+        mine = [r for r in rows if r.mode == mode]
         stats: dict[str, Any] = {"n": len(mine)}
         for key in FIELDS:
-            stats[key] = _mean([r[key] for r in mine if r.get(key) is not None])
-        stats["total_tokens"] = _mean([r["prompt_tokens"] + r["completion_tokens"] for r in mine])
-        stats["max_prompt_tokens"] = max((r["peak_prompt_tokens"] for r in mine), default=None)
-        stats["status"] = dict(sorted(_count(r["status"] for r in mine).items()))
-        searches = sum(len(r.get("searches", [])) for r in mine)
+            stats[key] = _mean([v for r in mine if (v := getattr(r, key)) is not None])
+        stats["total_tokens"] = _mean([r.total_tokens for r in mine])
+        stats["max_prompt_tokens"] = max((r.peak_prompt_tokens for r in mine), default=None)
+        stats["status"] = dict(sorted(_count(str(r.status) for r in mine).items()))
+        searches = sum(len(r.searches) for r in mine)
         stats["repeated_search_rate"] = (
-            round(sum(r.get("repeated_searches", 0) for r in mine) / searches, 4) if searches else None
+            round(sum(r.repeated_searches for r in mine) / searches, 4) if searches else None
         )
-        stats["median_seconds"] = round(statistics.median(r["seconds"] for r in mine), 2) if mine else None
-        stats["wrong_kind_rate"] = _share(
-            mine, lambda r: not fits(r["answer"] or "", expected_kind(r["question"]))
-        )
-        answered = [r for r in mine if r["status"] == "answered" and r.get("citations")]
+        stats["median_seconds"] = round(statistics.median(r.seconds for r in mine), 2) if mine else None
+        stats["wrong_kind_rate"] = _share(mine, lambda r: not fits(r.answer or "", expected_kind(r.question)))
+        answered = [r for r in mine if r.status == "answered" and r.citations]
         stats["answered_claim_outside_evidence"] = _share(
             answered,
             lambda r: bool(
                 unsupported(
-                    r["answer"] or "",
+                    r.answer or "",
                     [
                         Evidence(
-                            id=c["evidence_id"],
+                            id=c.evidence_id,
                             fact="",
-                            source=c["chunk_id"],
-                            quote=c["quote"],
+                            source=c.chunk_id,
+                            quote=c.quote,
                             verified="yes",
-                            title=c["title"],
+                            title=c.title,
                         )
-                        for c in r["citations"]
+                        for c in r.citations
                     ],
                 )
             ),
         )
         out["modes"][mode] = stats | method.aggregate(mine) | (honesty(mine) if unanswerable else {})
-        for kind in sorted({r["type"] for r in mine if r.get("type")}):
-            typed = [r for r in mine if r["type"] == kind]
+        for kind in sorted({r.type for r in mine if r.type}):
+            typed = [r for r in mine if r.type == kind]
             out["by_type"].setdefault(kind, {})[mode] = {
                 "n": len(typed),
-                "em": _mean([r["em"] for r in typed]),
-                "f1": _mean([r["f1"] for r in typed]),
+                "em": _mean([r.em for r in typed]),
+                "f1": _mean([r.f1 for r in typed]),
             }
     out["retrac_vs"] = ratios(out)
     out["paired"] = {
@@ -113,52 +113,48 @@ def summarize(
 
 
 def against_earlier(
-    rows: list[dict[str, Any]], earlier: dict[tuple[str, str], list[dict[str, Any]]], modes: list[str]
+    rows: list[EvalRow], earlier: dict[tuple[str, str], list[EvalRow]], modes: list[str]
 ) -> list[dict[str, Any]]:
     """Each mode's code of today against each earlier code of it (the results set aside when its code
     changed), on the questions both ran: mean F1 of each, the paired difference with its interval,
     and median seconds. Most shared questions first."""
     out = []
     for (mode, version), old in earlier.items():
-        today = {r["id"]: r for r in rows if r["mode"] == mode}
-        before = {r["id"]: r for r in old if r["id"] in today}
+        today = {r.id: r for r in rows if r.mode == mode}
+        before = {r.id: r for r in old if r.id in today}
         if mode not in modes or not before:
             continue
-        both = [dict(today[i], mode="today") for i in before] + [
-            dict(r, mode="earlier") for r in before.values()
-        ]
-        diff = paired_difference(both, "today", "earlier")
+        diff = difference({i: today[i].f1 for i in before}, {i: r.f1 for i, r in before.items()})
         out.append(
             {
                 "mode": mode,
                 "earlier_code": version,
                 "n": diff["n"],
-                "f1_today": _mean([today[i]["f1"] for i in before]),
-                "f1_earlier": _mean([r["f1"] for r in before.values()]),
+                "f1_today": _mean([today[i].f1 for i in before]),
+                "f1_earlier": _mean([r.f1 for r in before.values()]),
                 "f1_diff": diff["f1_diff"],
                 "ci_low": diff["ci_low"],
                 "ci_high": diff["ci_high"],
-                "median_seconds_today": round(statistics.median(today[i]["seconds"] for i in before), 2),
-                "median_seconds_earlier": round(statistics.median(r["seconds"] for r in before.values()), 2),
+                "median_seconds_today": round(statistics.median(today[i].seconds for i in before), 2),
+                "median_seconds_earlier": round(statistics.median(r.seconds for r in before.values()), 2),
             }
         )
     return sorted(out, key=lambda d: (d["mode"], -d["n"], d["earlier_code"]))
 
 
-def paired_difference(
-    rows: list[dict[str, Any]],
-    a: str,
-    b: str,
-    key: str = "f1",
-    samples: int = BOOTSTRAP_SAMPLES,
-    seed: int = 0,
+def paired_difference(rows: list[EvalRow], a: str, b: str) -> dict[str, Any]:
+    """Mode `a`'s F1 minus mode `b`'s over the questions both ran (`difference`)."""
+    return difference({r.id: r.f1 for r in rows if r.mode == a}, {r.id: r.f1 for r in rows if r.mode == b})
+
+
+def difference(
+    mine: dict[str, float], theirs: dict[str, float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 0
 ) -> dict[str, Any]:
-    """Mean of `a`'s score minus `b`'s over the questions both ran, with a 95% bootstrap interval
-    (questions resampled with replacement; the per-question differences keep the pairing)."""
+    """Mean of `mine` minus `theirs` (scores by question id) over the questions both hold, with a 95%
+    bootstrap interval (questions resampled with replacement; the per-question differences keep
+    the pairing)."""
     import random
 
-    mine = {r["id"]: r[key] for r in rows if r["mode"] == a}
-    theirs = {r["id"]: r[key] for r in rows if r["mode"] == b}
     diffs = [mine[i] - theirs[i] for i in mine if i in theirs]
     if not diffs:
         return {"f1_diff": None, "ci_low": None, "ci_high": None, "n": 0}
@@ -198,30 +194,30 @@ def ratios(summary: dict[str, Any], mode: str = "retrac") -> dict[str, dict[str,
     }
 
 
-def rounds_of(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def rounds_of(calls: list[Call]) -> list[list[Call]]:
     """A Re-TRAC question's calls cut into rounds: each round ends with its compression (and the
     compression's retries, which follow it directly)."""
-    rounds: list[list[dict[str, Any]]] = [[]]
+    rounds: list[list[Call]] = [[]]
     for call in calls:
-        if call["purpose"] in ("constraints", "finalize"):
+        if call.purpose in ("constraints", "finalize"):
             continue
-        retry = call["purpose"] == "compress" and len(rounds) > 1 and not rounds[-1]
+        retry = call.purpose == "compress" and len(rounds) > 1 and not rounds[-1]
         (rounds[-2] if retry else rounds[-1]).append(call)
-        if call["purpose"] == "compress" and not retry:
+        if call.purpose == "compress" and not retry:
             rounds.append([])
     return [r for r in rounds if r]
 
 
-def prompt_by_round(rows: list[dict[str, Any]], mode: str = "retrac") -> list[dict[str, Any]]:
+def prompt_by_round(rows: list[EvalRow], mode: str = "retrac") -> list[dict[str, Any]]:
     """Per round number: the mean over questions of the round's largest prompt, and of the state
     the round started from (its first call's prompt), for the questions that reached that round."""
     largest: dict[int, list[int]] = defaultdict(list)
     first: dict[int, list[int]] = defaultdict(list)
     for r in rows:
-        if r["mode"] == mode:
-            for i, calls in enumerate(rounds_of(r["calls"]), 1):
-                largest[i].append(max(c["prompt_tokens"] for c in calls))
-                first[i].append(calls[0]["prompt_tokens"])
+        if r.mode == mode:
+            for i, calls in enumerate(rounds_of(r.calls), 1):
+                largest[i].append(max(c.prompt_tokens for c in calls))
+                first[i].append(calls[0].prompt_tokens)
     return [
         {
             "round": i,
@@ -233,7 +229,7 @@ def prompt_by_round(rows: list[dict[str, Any]], mode: str = "retrac") -> list[di
     ]
 
 
-def _share(rows: list[dict[str, Any]], test: Any) -> float | None:
+def _share(rows: list[EvalRow], test: Callable[[EvalRow], bool]) -> float | None:
     return round(sum(1 for r in rows if test(r)) / len(rows), 4) if rows else None
 
 
@@ -371,19 +367,17 @@ def markdown(summary: dict[str, Any], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def context_by_call(rows: list[dict[str, Any]], mode: str) -> list[tuple[int, float, int]]:
+def context_by_call(rows: list[EvalRow], mode: str) -> list[tuple[int, float, int]]:
     """(call number, mean prompt tokens, questions that made that call) for one mode."""
     per_call: dict[int, list[int]] = defaultdict(list)
     for r in rows:
-        if r["mode"] == mode:
-            for i, call in enumerate(r["calls"], 1):
-                per_call[i].append(call["prompt_tokens"])
+        if r.mode == mode:
+            for i, call in enumerate(r.calls, 1):
+                per_call[i].append(call.prompt_tokens)
     return [(i, statistics.fmean(v), len(v)) for i, v in sorted(per_call.items())]
 
 
-def plots(
-    rows: list[dict[str, Any]], modes: list[str], out: Path, title: str, name: str = "summary"
-) -> list[Path]:
+def plots(rows: list[EvalRow], modes: list[str], out: Path, title: str, name: str = "summary") -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -409,12 +403,12 @@ def plots(
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for mode in modes:
-        mine = [r for r in rows if r["mode"] == mode]
-        tokens = [r["prompt_tokens"] + r["completion_tokens"] for r in mine]
-        ax.scatter(tokens, [r["f1"] for r in mine], alpha=0.25, s=12)
+        mine = [r for r in rows if r.mode == mode]
+        tokens = [r.total_tokens for r in mine]
+        ax.scatter(tokens, [r.f1 for r in mine], alpha=0.25, s=12)
         ax.scatter(
             [statistics.fmean(tokens)],
-            [statistics.fmean(r["f1"] for r in mine)],
+            [statistics.fmean(r.f1 for r in mine)],
             s=90,
             marker="D",
             label=f"{mode} (mean)",
@@ -435,13 +429,13 @@ def plots(
 
 def write_report(
     out: Path,
-    rows: list[dict[str, Any]],
+    rows: list[EvalRow],
     modes: list[str],
     title: str,
     with_plots: bool = True,
     name: str = "summary",
     unanswerable: bool = False,
-    earlier: dict[tuple[str, str], list[dict[str, Any]]] | None = None,
+    earlier: dict[tuple[str, str], list[EvalRow]] | None = None,
 ) -> dict[str, Any]:
     """DIR/NAME.json, DIR/NAME.md and the plots DIR/NAME-context.png and DIR/NAME-f1-vs-tokens.png."""
     summary = summarize(rows, modes, unanswerable, earlier)
