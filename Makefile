@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -115,6 +115,13 @@ eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA d
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)"
 
 # The same folder: the first EVAL_LIMIT questions' results are reused, the rest are added.
+record-runs: eval-corpus  ## tape real runs (first 10 HotpotQA dev and the demo questions, every mode) for the replay test
+	RETRAC_HOME=$(EVAL_HOME) $(PY) -m retrac_local.eval.recording record --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
+		--limit 10 --out tests/recordings/hotpotqa
+	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
+	RETRAC_HOME=$(DEMO_HOME) $(PY) -m retrac_local.eval.recording record --questions corpora/demo/questions.jsonl \
+		--limit 10 --out tests/recordings/demo
+
 eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
