@@ -120,3 +120,38 @@ def test_an_output_that_did_not_parse_is_taped_and_fails_again_the_same_way(
     assert tape.planner.calls[0].text == '{"tool": "sear' and tape.relevance is None
     assert tape.outcome["result"]["answer"] == "1849"
     assert play(tape, []) == []
+
+
+def test_questions_are_taped_as_each_ends_and_a_second_sitting_continues(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retrac_local.api import Retrac
+    from retrac_local.eval.questions import EvalQuestion
+    from retrac_local.eval.recording import record_questions
+    from tests import kill_target
+    from tests.conftest import DEMO_DOCS
+
+    class Answering(kill_target.Deterministic):  # the kill tests' model, answering the baselines too
+        def _reply(self, messages: Any, schema: str) -> dict[str, Any]:
+            if schema == "ShortAnswer":
+                return {"answer": "1849"}
+            if schema == "Action" and "Round:" not in messages[1]["content"]:  # ReAct's conversation
+                return finish("1849")
+            return super()._reply(messages, schema)
+
+    monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.0)
+    model = Answering()
+    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"})
+    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    app.ingest([DEMO_DOCS])
+    questions = [EvalQuestion("d1", Q, ["1849"])]
+    out = tmp_path / "tapes"
+    assert record_questions(app, questions, ["retrac", "rag"], out, log=lambda line: None) == [
+        "d1-retrac",
+        "d1-rag",
+    ]
+    assert sorted(p.name for p in out.iterdir()) == ["d1-rag.json.gz", "d1-retrac.json.gz", "titles.json.gz"]
+    assert [play(tape, titles) for _, tape, titles in read_tapes(out)] == [[], []]
+    assert record_questions(app, questions, ["retrac", "rag", "react"], out, log=lambda line: None) == [
+        "d1-react"
+    ]

@@ -26,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -37,6 +37,10 @@ from retrac_local.corpus.store import Chunk, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Generation, Message, Usage, parse_structured
 from retrac_local.runstore import RunStore
+
+if TYPE_CHECKING:
+    from retrac_local.api import Retrac
+    from retrac_local.eval.questions import EvalQuestion
 
 MODES = ("retrac", "react", "rag")
 TITLES = "titles.json.gz"
@@ -447,6 +451,36 @@ def _read(path: Path) -> str:
         return f.read()
 
 
+def record_questions(
+    app: Retrac,
+    questions: list[EvalQuestion],
+    modes: list[str],
+    out: Path,
+    rag_k: int = 5,
+    log: Callable[[str], None] = print,
+) -> list[str]:
+    """Tape each question in each mode on the app's models and collection, as OUT/ID-MODE.json.gz,
+    each written as it ends; a tape already there is kept (a second sitting continues). Returns the
+    names taped now."""
+    from retrac_local.corpus.embedder import relevance_by
+
+    planner, compressor = app.llms()
+    relevance = relevance_by(app.corpus.embedder)
+    taped = []
+    for question in questions:
+        for mode in modes:
+            name = f"{question.id}-{mode}"
+            if (out / f"{name}.json.gz").exists():
+                continue
+            tape, titles = record(
+                question.question, mode, planner, compressor, app.corpus, app.settings, relevance, rag_k
+            )
+            write_tape(out, name, tape, titles)
+            taped.append(name)
+            log(f"{name}: {tape.outcome['result']['answer']!r}")
+    return taped
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -468,23 +502,10 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1 if bad else 0)
 
     from retrac_local.api import Retrac
-    from retrac_local.corpus.embedder import relevance_by
     from retrac_local.eval.questions import load_questions
 
-    app = Retrac()
-    planner, compressor = app.llms()
-    relevance = relevance_by(app.corpus.embedder)
-    modes = [m for m in args.modes.split(",") if m]
-    for question in load_questions(args.questions, limit=args.limit):
-        for mode in modes:
-            name = f"{question.id}-{mode}"
-            if (args.out / f"{name}.json.gz").exists():
-                continue  # taped in an earlier sitting
-            tape, titles = record(
-                question.question, mode, planner, compressor, app.corpus, app.settings, relevance, args.rag_k
-            )
-            write_tape(args.out, name, tape, titles)
-            print(f"{name}: {tape.outcome['result']['answer']!r}", flush=True)
+    questions = load_questions(args.questions, limit=args.limit)
+    record_questions(Retrac(), questions, [m for m in args.modes.split(",") if m], args.out, args.rag_k)
 
 
 if __name__ == "__main__":
