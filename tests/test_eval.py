@@ -601,5 +601,7 @@ def test_a_row_of_an_older_harness_reads_typed_and_is_written_back_with_all_it_h
     }
     for key, added in defaults.items():
         assert back[key] == [item | added for item in old[key]]
-    with pytest.raises(ValueError, match="status"):
-        read_rows([json.dumps(old | {"status": "maybe"})])
+    with pytest.raises(
+        RetracError, match=r"^r\.jsonl, line 2: not an evaluation row \(status: .*fix or remove"
+    ):
+        read_rows(["", json.dumps(old | {"status": "maybe"})], "r.jsonl")

@@ -156,14 +156,14 @@ class Evaluation:
         if len(good) != len(raw):
             with open(self.results_file, "r+b") as f:
                 f.truncate(len(good))
-        return read_rows(good.decode("utf-8").splitlines())
+        return read_rows(good.decode("utf-8").splitlines(), str(self.results_file))
 
     def set_aside_results(self) -> dict[tuple[str, str], list[EvalRow]]:
         """(mode, code version) → the results of that earlier code, kept when it changed."""
         earlier: dict[tuple[str, str], list[EvalRow]] = {}
         for path in sorted(self.out.glob(_aside_file("*", "*"))):
             mode, _, version = path.name.removeprefix("results.").removesuffix(".jsonl").rpartition("-")
-            rows = read_rows(path.read_text(encoding="utf-8").splitlines())
+            rows = read_rows(path.read_text(encoding="utf-8").splitlines(), str(path))
             if mode and rows:
                 earlier[(mode, version)] = rows
         return earlier
@@ -184,7 +184,11 @@ class Evaluation:
             return
         for mode, version in self.set_aside.items():
             aside = self.out / _aside_file(mode, version)
-            before = read_rows(aside.read_text(encoding="utf-8").splitlines()) if aside.exists() else []
+            before = (
+                read_rows(aside.read_text(encoding="utf-8").splitlines(), str(aside))
+                if aside.exists()
+                else []
+            )
             kept_before = {r.id for r in before}
             mine = [r for r in stale if r.mode == mode and r.id not in kept_before]  # set aside once
             if mine:

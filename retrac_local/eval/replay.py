@@ -37,7 +37,9 @@ def replay(
     from retrac_local.corpus.embedder import relevance_by
     from retrac_local.runstore import RunStore
 
-    rows = [r for r in read_rows(results.read_text().splitlines()) if r.mode == "retrac"][:limit]
+    rows = [r for r in read_rows(results.read_text().splitlines(), str(results)) if r.mode == "retrac"][
+        :limit
+    ]
     done = {}
     if out.exists():
         done = {r["run_id"]: r for r in map(json.loads, out.read_text().splitlines())}

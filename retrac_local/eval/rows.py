@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from retrac_local.agent.events import Citation, RunStatus
+from retrac_local.errors import RetracError
 
 
 class Call(BaseModel):
@@ -88,8 +89,22 @@ class EvalRow(BaseModel):
         return json.dumps(data, ensure_ascii=False) + "\n"
 
 
-def read_rows(lines: Iterable[str]) -> list[EvalRow]:
-    return [EvalRow.model_validate_json(line) for line in lines if line.strip()]
+def read_rows(lines: Iterable[str], source: str = "results") -> list[EvalRow]:
+    """The rows of a results file's lines (blank lines skipped); a line that is not a row is an error
+    that names `source` and the line."""
+    rows = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(EvalRow.model_validate_json(line))
+        except ValidationError as e:
+            where = ".".join(str(p) for p in e.errors()[0]["loc"]) or "the line"
+            raise RetracError(
+                f"{source}, line {n}: not an evaluation row ({where}: {e.errors()[0]['msg']}); "
+                "fix or remove that line, the others are kept"
+            ) from e
+    return rows
 
 
 def lines(rows: Iterable[EvalRow]) -> str:
