@@ -58,9 +58,7 @@ def main() -> None:
     settings = load_settings(retrieval={"embedder": "hashing"})
     app = ScriptedApp(settings)()
     batch = Batch(out, app.runs, app.memory, ScriptedApp(settings), workers=workers)
-    batch.run(
-        load_batch_questions(questions), lambda line, n, total: print("written", line["id"], flush=True)
-    )
+    batch.run(load_batch_questions(questions), lambda line, n, total: print("written", line.id, flush=True))
 
 
 if __name__ == "__main__":

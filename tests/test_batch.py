@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from retrac_local.api import Retrac
 from retrac_local.batch.driver import Batch
 from retrac_local.batch.questions import load_batch_questions
-from retrac_local.batch.results import ResultsFile
+from retrac_local.batch.results import ResultsFile, failed_line
 from retrac_local.batch.transfer import read_run
 from retrac_local.batch.worker import BatchWorker
 from retrac_local.config import Settings
@@ -71,10 +71,13 @@ def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_o
     local = Retrac(home, embedder=HashingEmbedder())
     batch = Batch(tmp_path / "out", local.runs, local.memory, lambda: local)
     line = batch._write(outcome)
-    assert set(line) == KEYS and line["status"] == "answered" and line["answer"] == "Ada Vellacott"
-    moved = read_run(local.runs, line["run_id"])
+    assert (
+        set(json.loads(line.text())) == KEYS and line.status == "answered" and line.answer == "Ada Vellacott"
+    )
+    assert line.run_id is not None
+    moved = read_run(local.runs, line.run_id)
     original = outcome.record
-    assert moved.run["result"]["run_id"] == line["run_id"] != original.run["run_id"]
+    assert moved.run["result"]["run_id"] == line.run_id != original.run["run_id"]
     assert {k: v for k, v in moved.run["result"].items() if k != "run_id"} == {
         k: v for k, v in original.run["result"].items() if k != "run_id"
     }
@@ -82,7 +85,7 @@ def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_o
     assert [{k: v for k, v in r.items() if k != "created"} for r in moved.rounds] == strip
     assert moved.calls == original.calls  # same order, rounds and seqs
     recalled = local.memory.recall("Who designed the Karn Point Lighthouse?")
-    assert [r.run_id for r in recalled] == [line["run_id"]]  # the driver wrote the memory
+    assert [r.run_id for r in recalled] == [line.run_id]  # the driver wrote the memory
     worker.close()
     assert not worker.scratch.exists()
 
@@ -96,16 +99,24 @@ def test_a_run_that_raises_is_a_failed_outcome_with_the_reason(home: Settings) -
 
 def test_a_half_written_last_line_is_dropped_and_failed_ids_can_be_retried(tmp_path: Path) -> None:
     results = ResultsFile(tmp_path)
-    results.append({"id": "a", "status": "answered"})
-    results.append({"id": "b", "status": "failed"})
+    results.append(failed_line("a", "a?", "-").model_copy(update={"status": "answered", "error": None}))
+    results.append(failed_line("b", "b?", "stopped"))
     with results.path.open("a") as f:
         f.write('{"id": "c", "stat')  # the driver killed mid-line
     again = ResultsFile(tmp_path)
     assert again.done() == {"a", "b"}
     assert again.done(retry_failed=True) == {"a"}
-    again.append({"id": "b", "status": "answered"})
+    again.append(failed_line("b", "b?", "stopped").model_copy(update={"status": "answered", "error": None}))
     assert again.done(retry_failed=True) == {"a", "b"}  # the last line of an id counts
-    assert [line["id"] for line in again.lines()] == ["a", "b", "b"]
+    assert [line.id for line in again.lines()] == ["a", "b", "b"]
+    assert (
+        json.loads(again.path.read_text().splitlines()[1])["error"] == "stopped"
+    )  # only a failed line has one
+    assert "error" not in json.loads(again.path.read_text().splitlines()[2])
+    with again.path.open("a") as f:
+        f.write('{"id": "d", "status": "maybe"}\n')
+    with pytest.raises(RetracError, match=r"results.jsonl, line 4 is not a result line .*delete that line"):
+        again.lines()
 
 
 def test_bad_questions_files_are_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -141,14 +152,16 @@ def test_a_batch_on_a_local_ray_writes_every_question_and_one_failure_does_not_s
     local = Retrac(home, embedder=HashingEmbedder())
     out = tmp_path / "out"
     report = Batch(out, local.runs, None, ScriptedApp(home, fail_on="BOOM"), workers=2).run(questions)
-    lines = {line["id"]: line for line in ResultsFile(out).lines()}
-    assert set(lines) == {"q1", "q2", "q3"} and all(set(line) >= KEYS for line in lines.values())
-    assert lines["q2"]["status"] == "failed" and "stopped answering" in lines["q2"]["error"]
-    assert lines["q2"]["run_id"] is None
+    lines = {line.id: line for line in ResultsFile(out).lines()}
+    assert set(lines) == {"q1", "q2", "q3"} and all(
+        set(json.loads(line.text())) >= KEYS for line in lines.values()
+    )
+    assert lines["q2"].status == "failed" and "stopped answering" in (lines["q2"].error or "")
+    assert lines["q2"].run_id is None
     for qid in ("q1", "q3"):
-        run = local.runs.run(lines[qid]["run_id"])  # each finished run is in the local store
-        assert run["question"] == lines[qid]["question"] and run["status"] == lines[qid]["status"]
-        assert lines[qid]["answer"] and lines[qid]["citations"]
+        run = local.runs.run(lines[qid].run_id or "")  # each finished run is in the local store
+        assert run["question"] == lines[qid].question and run["status"] == lines[qid].status
+        assert lines[qid].answer and lines[qid].citations
         assert len(local.runs.rounds(run["run_id"])) >= 1
     assert report.written.get("failed") == 1 and report.skipped == 0
 
@@ -189,11 +202,11 @@ def test_a_killed_driver_loses_only_the_questions_in_flight_and_the_same_command
     finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert finished.returncode == 0, finished.stderr[-2000:]
     lines = ResultsFile(out).lines()
-    assert sorted(line["id"] for line in lines) == ["q1", "q2", "q3", "q4"]  # each once
+    assert sorted(line.id for line in lines) == ["q1", "q2", "q3", "q4"]  # each once
     assert lines[: len(written)] == written  # what was written before the kill is kept as it was
     runs = RunStore(home.runs_db)
     for line in lines:
-        assert runs.run(line["run_id"])["status"] == line["status"]
+        assert runs.run(line.run_id or "")["status"] == line.status
 
 
 def test_the_command_refuses_an_empty_collection_and_a_bad_file_with_one_line(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from retrac_local.batch.pool import RayPool, WorkerFailed
 from retrac_local.batch.questions import BatchQuestion
-from retrac_local.batch.results import ResultsFile, failed_line, result_line
+from retrac_local.batch.results import BatchLine, ResultsFile, failed_line, result_line
 from retrac_local.batch.transfer import write_run
 from retrac_local.batch.worker import AppFactory, Outcome
 from retrac_local.errors import RetracError
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from retrac_local.memory import RunMemory
     from retrac_local.runstore import RunStore
 
-Progress = Callable[[dict[str, Any], int, int], None]  # (line written, lines so far, questions in all)
+Progress = Callable[[BatchLine, int, int], None]  # (line written, lines so far, questions in all)
 
 
 @dataclass
@@ -69,12 +69,12 @@ class Batch:
                     if isinstance(outcome, WorkerFailed):
                         outcome = Outcome(q.id, q.question, outcome.seconds, error=str(outcome))
                     line = self._write(outcome)
-                    written[line["status"]] = written.get(line["status"], 0) + 1
+                    written[str(line.status)] = written.get(str(line.status), 0) + 1
                     if progress:
                         progress(line, sum(written.values()), len(todo))
         return BatchReport(len(questions), len(questions) - len(todo), written, time.perf_counter() - started)
 
-    def _write(self, outcome: Outcome) -> dict[str, Any]:
+    def _write(self, outcome: Outcome) -> BatchLine:
         """The run into the local store first, then the line that names it: a line always points at
         a stored run; a run stored whose line was lost (a kill between the two) just runs again."""
         if outcome.record is None:

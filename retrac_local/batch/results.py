@@ -11,9 +11,33 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from retrac_local.agent.events import Citation, RunStatus
 from retrac_local.errors import RetracError
 
-FAILED = "failed"
+FAILED = RunStatus.FAILED
+
+
+class BatchLine(BaseModel):
+    """One question's line of results.jsonl (the contract other tools read)."""
+
+    model_config = ConfigDict(extra="allow")  # a key a later version adds is kept
+
+    id: str
+    question: str
+    run_id: str | None = None  # the run in the local run store; None when the question failed
+    status: RunStatus
+    answer: str | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    seconds: float | None = None
+    error: str | None = None  # why it failed; only on a failed line
+
+    def text(self) -> str:
+        data = self.model_dump(mode="json")
+        if data["error"] is None:
+            del data["error"]
+        return json.dumps(data, ensure_ascii=False) + "\n"
 
 
 class ResultsFile:
@@ -35,7 +59,7 @@ class ResultsFile:
             with self.path.open("r+b") as f:
                 f.truncate(len(keep))
 
-    def lines(self) -> list[dict[str, Any]]:
+    def lines(self) -> list[BatchLine]:
         if not self.path.exists():
             return []
         out = []
@@ -43,53 +67,47 @@ class ResultsFile:
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
-            except ValueError as e:
+                out.append(BatchLine.model_validate_json(line))
+            except ValidationError as e:
                 raise RetracError(
-                    f"{self.path}, line {number} is not JSON ({e}); move the file away to start "
-                    "afresh, or delete that line to run its question again"
+                    f"{self.path}, line {number} is not a result line ({e.errors()[0]['msg']}); move the "
+                    "file away to start afresh, or delete that line to run its question again"
                 ) from e
         return out
 
     def done(self, retry_failed: bool = False) -> set[str]:
         """The ids that need no run: every id written, or, with `retry_failed`, every id whose last
         line is not a failure."""
-        last: dict[str, str] = {}
+        last: dict[str, RunStatus] = {}
         for line in self.lines():
-            last[str(line.get("id"))] = str(line.get("status"))
+            last[line.id] = line.status
         return {i for i, status in last.items() if not (retry_failed and status == FAILED)}
 
-    def append(self, line: dict[str, Any]) -> None:
-        text = json.dumps(line, ensure_ascii=False) + "\n"
+    def append(self, line: BatchLine) -> None:
         with self.path.open("a", encoding="utf-8") as f:
-            f.write(text)
+            f.write(line.text())
             f.flush()
             os.fsync(f.fileno())
 
 
-def result_line(
-    question_id: str, question: str, run_id: str | None, result: dict[str, Any]
-) -> dict[str, Any]:
+def result_line(question_id: str, question: str, run_id: str | None, result: dict[str, Any]) -> BatchLine:
     """The line of a finished run, from its result as the run store keeps it."""
-    return {
-        "id": question_id,
-        "question": question,
-        "run_id": run_id,
-        "status": result["status"],
-        "answer": result.get("answer"),
-        "citations": result.get("citations", []),
-        "seconds": result.get("seconds"),
-    }
+    return BatchLine(
+        id=question_id,
+        question=question,
+        run_id=run_id,
+        status=result["status"],
+        answer=result.get("answer"),
+        citations=result.get("citations", []),
+        seconds=result.get("seconds"),
+    )
 
 
-def failed_line(question_id: str, question: str, error: str, seconds: float | None = None) -> dict[str, Any]:
-    return {
-        "id": question_id,
-        "question": question,
-        "run_id": None,
-        "status": FAILED,
-        "answer": None,
-        "citations": [],
-        "seconds": None if seconds is None else round(seconds, 2),
-        "error": error,
-    }
+def failed_line(question_id: str, question: str, error: str, seconds: float | None = None) -> BatchLine:
+    return BatchLine(
+        id=question_id,
+        question=question,
+        status=FAILED,
+        seconds=None if seconds is None else round(seconds, 2),
+        error=error,
+    )

@@ -86,6 +86,7 @@ def start_server(
 
 
 def measure(env: dict[str, str], questions: Path, out: Path, workers: int) -> dict[str, Any]:
+    from retrac_local.batch.results import ResultsFile
     from retrac_local.runstore import RunStore
 
     shutil.rmtree(out, ignore_errors=True)
@@ -111,14 +112,14 @@ def measure(env: dict[str, str], questions: Path, out: Path, workers: int) -> di
     wall = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"retrac batch failed: {done.stderr[-2000:]}")
-    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
+    lines = ResultsFile(out).lines()
     runs = RunStore(Path(env["RETRAC_HOME"]) / "runs.sqlite")
-    results = [runs.run(line["run_id"])["result"] for line in lines if line["run_id"]]
+    results = [runs.run(line.run_id)["result"] for line in lines if line.run_id]
     prompt = sum(r["prompt_tokens"] for r in results)
     generated = sum(r["completion_tokens"] for r in results)
     statuses: dict[str, int] = {}
     for line in lines:
-        statuses[line["status"]] = statuses.get(line["status"], 0) + 1
+        statuses[str(line.status)] = statuses.get(str(line.status), 0) + 1
     return {
         "workers": workers,
         "questions": len(lines),
@@ -126,7 +127,7 @@ def measure(env: dict[str, str], questions: Path, out: Path, workers: int) -> di
         "questions_per_hour": round(3600 * len(lines) / wall, 1),
         "tokens_per_s": round((prompt + generated) / wall, 1),
         "generated_tokens_per_s": round(generated / wall, 2),
-        "median_question_s": round(statistics.median(line["seconds"] or 0 for line in lines), 1),
+        "median_question_s": round(statistics.median(line.seconds or 0 for line in lines), 1),
         "statuses": statuses,
     }
 

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from retrac_local.cli.app import make_app
+
+if TYPE_CHECKING:
+    from retrac_local.batch.results import BatchLine
 
 
 @click.command("batch")
@@ -73,10 +77,10 @@ def batch_cmd(
         retry_failed=retry_failed,
     )
 
-    def progress(line: dict, n: int, total: int) -> None:
+    def progress(line: BatchLine, n: int, total: int) -> None:
         if not as_json:
-            tail = line.get("error") if line["status"] == "failed" else line.get("answer")
-            say(f"[{n}/{total}] {line['id']} {line['status']} ({line['seconds']} s): {tail}")
+            tail = line.error if line.status == "failed" else line.answer
+            say(f"[{n}/{total}] {line.id} {line.status} ({line.seconds} s): {tail}")
 
     try:
         report = batch.run(questions, progress)
