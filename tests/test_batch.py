@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from retrac_local.agent.events import RunStatus
 from retrac_local.api import Retrac
 from retrac_local.batch.driver import Batch
 from retrac_local.batch.questions import load_batch_questions
@@ -99,14 +100,18 @@ def test_a_run_that_raises_is_a_failed_outcome_with_the_reason(home: Settings) -
 
 def test_a_half_written_last_line_is_dropped_and_failed_ids_can_be_retried(tmp_path: Path) -> None:
     results = ResultsFile(tmp_path)
-    results.append(failed_line("a", "a?", "-").model_copy(update={"status": "answered", "error": None}))
+    results.append(
+        failed_line("a", "a?", "-").model_copy(update={"status": RunStatus.ANSWERED, "error": None})
+    )
     results.append(failed_line("b", "b?", "stopped"))
     with results.path.open("a") as f:
         f.write('{"id": "c", "stat')  # the driver killed mid-line
     again = ResultsFile(tmp_path)
     assert again.done() == {"a", "b"}
     assert again.done(retry_failed=True) == {"a"}
-    again.append(failed_line("b", "b?", "stopped").model_copy(update={"status": "answered", "error": None}))
+    again.append(
+        failed_line("b", "b?", "stopped").model_copy(update={"status": RunStatus.ANSWERED, "error": None})
+    )
     assert again.done(retry_failed=True) == {"a", "b"}  # the last line of an id counts
     assert [line.id for line in again.lines()] == ["a", "b", "b"]
     assert (
