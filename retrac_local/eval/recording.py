@@ -35,6 +35,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
+from retrac_local.eval.harness import MODES
 from retrac_local.llm.base import LLM, Generation, Message, Usage, parse_structured
 from retrac_local.runstore import RunStore
 
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from retrac_local.api import Retrac
     from retrac_local.eval.questions import EvalQuestion
 
-MODES = ("retrac", "react", "rag")
 TITLES = "titles.json.gz"
 Relevance = Callable[[list[str], list[str]], list[float]]
 # What differs from run to run of the same code: the clock, and the run's random id.
