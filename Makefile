@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs readme-tables eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -126,6 +126,15 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
+# The README's two evaluation tables, rewritten from the committed results (no model runs): each goes
+# between the README's '<!-- first-N -->' and '<!-- /first-N -->' lines.
+readme-tables: setup  ## rewrite the README's first-30 and first-100 tables from docs/eval/hotpotqa (no model runs)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
+		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md >/dev/null
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) --report-only \
+		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)" \
+		--readme README.md >/dev/null
+
 # The answers removed from the collection (in a copy of it): how often does each mode still answer?
 eval-unanswerable: eval-corpus  ## Re-TRAC, ReAct and RAG on the first EVAL_LIMIT questions with their gold paragraphs hidden (docs/eval/unanswerable)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --unanswerable \
@@ -164,7 +173,7 @@ bench: bench-speed  ## the speed benchmark (see also bench-builds, bench-retriev
 
 # Every figure of the README's benchmark section (hours on 2 cores; each part continues where it
 # stopped), then the plots copied to docs/figures, where the README shows them.
-figures: bench-speed bench-builds bench-retrieval eval eval-wide eval-long  ## all README figures, plots to docs/figures
+figures: bench-speed bench-builds bench-retrieval eval eval-wide eval-long readme-tables  ## all README figures, plots to docs/figures
 	mkdir -p docs/figures
 	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-context.png docs/figures/eval-context.png
 	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-f1-vs-tokens.png docs/figures/eval-f1-vs-tokens.png

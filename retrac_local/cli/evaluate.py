@@ -73,6 +73,14 @@ from retrac_local.cli.app import make_app
     show_default=True,
     help="stem of the report files, so that one folder can hold reports of several question ranges",
 )
+@click.option(
+    "--readme",
+    "readme_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="when the evaluation is complete (or with --report-only), also write the report into this "
+    "Markdown file, between its lines '<!-- NAME -->' and '<!-- /NAME -->' (NAME is --report-name)",
+)
 def eval_cmd(
     questions_file: Path,
     modes: str,
@@ -87,6 +95,7 @@ def eval_cmd(
     workers: int | None,
     ray_address: str | None,
     report_name: str,
+    readme_file: Path | None,
 ) -> None:
     """Side-by-side evaluation of Re-TRAC, ReAct and RAG on the same models, tools and corpus.
 
@@ -163,7 +172,13 @@ def eval_cmd(
             )
             sys.exit(130)
     report()
-    click.echo((out / f"{report_name}.md").read_text())
+    table = (out / f"{report_name}.md").read_text(encoding="utf-8")
+    if readme_file is not None:
+        from retrac_local.eval.readme import write_block
+
+        changed = write_block(readme_file, report_name, table)
+        click.echo(f"{readme_file}: '{report_name}' {'rewritten' if changed else 'unchanged'}", err=True)
+    click.echo(table)
 
 
 def _run_on_ray(
