@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from retrac_local.api import Retrac  # noqa: E402
 from retrac_local.corpus.embedder import HashingEmbedder  # noqa: E402
-from retrac_local.llm.base import Generation, Message, Usage, parse_structured  # noqa: E402
+from retrac_local.llm.base import Generation, Message, Usage, completed  # noqa: E402
 
 QUERIES = {
     1: ["Karn Point Lighthouse designer", "Orrin Lights Board"],
@@ -44,14 +44,11 @@ class Deterministic:
         schema: Any = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         time.sleep(CALL_SECONDS)
         text = json.dumps(self._reply(messages, schema.__name__ if schema else ""))
-        generation = Generation(
-            text, "stop", Usage(self.count_tokens(str(messages)), self.count_tokens(text), 0, CALL_SECONDS)
-        )
-        generation.parsed = parse_structured(generation, schema) if schema else None
-        return generation
+        usage = Usage(self.count_tokens(str(messages)), self.count_tokens(text), 0, CALL_SECONDS)
+        return completed(text, "stop", usage, schema)
 
     def _reply(self, messages: list[Message], schema: str) -> dict[str, Any]:
         prompt = messages[-1]["content"]

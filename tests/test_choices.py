@@ -80,9 +80,12 @@ def test_the_held_schema_refuses_an_answer_that_is_not_an_option() -> None:
     schema = held_to(ShortAnswer, ("Orrinwort", "Heskleaf"))
     assert schema.model_json_schema()["properties"]["answer"]["enum"] == ["Orrinwort", "Heskleaf"]
     usage = Usage(prompt_tokens=1, completion_tokens=1)
-    assert parse_structured(Generation('{"answer": "Heskleaf"}', "stop", usage), schema).answer == "Heskleaf"
+    assert (
+        parse_structured(Generation('{"answer": "Heskleaf"}', "stop", usage, None), schema).answer
+        == "Heskleaf"
+    )
     with pytest.raises(StructuredOutputError):
-        parse_structured(Generation('{"answer": "fern"}', "stop", usage), schema)
+        parse_structured(Generation('{"answer": "fern"}', "stop", usage, None), schema)
     assert held_to(ShortAnswer, ()) is ShortAnswer
 
 

@@ -226,7 +226,6 @@ def compress(
                 },
             ]
             continue
-        assert isinstance(generation.parsed, StateUpdate)
         state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures)
         attempts.append({"problems": problems})
         best = (state, problems)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff
+from retrac_local.agent.events import StopReason
 from retrac_local.agent.linking import answer_evidence, backed, connected
 from retrac_local.state import ResearchState
 from retrac_local.verify import normalise
@@ -20,7 +21,7 @@ def answer_supported(state: ResearchState) -> bool:
 
 def converged(
     prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool
-) -> str | None:
+) -> StopReason | None:
     """The reason to stop after this round, or None to go on. An answer of another kind than the
     question asks (a name for "when"), or one the question itself states, is not an answer: the run
     goes on."""
@@ -30,11 +31,11 @@ def converged(
         and wrong_kind_question(state.question, state.answer or "", state.evidence) is None
     )
     if supported and not state.uncertainties:
-        return "answered"
+        return StopReason.ANSWERED
     if planner_finished and supported:
-        return "planner-finished"
+        return StopReason.PLANNER_FINISHED
     if state.next_plan and state.next_plan == prev.next_plan:
-        return "plan-repeated"
+        return StopReason.PLAN_REPEATED
     if state.iteration >= 2 and not diff.evidence_added and not diff.answer_changed:
-        return "saturated"
+        return StopReason.SATURATED
     return None

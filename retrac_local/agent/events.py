@@ -17,6 +17,50 @@ class RunStatus(StrEnum):
     FAILED = "failed"  # no answer could be produced
 
 
+class StopReason(StrEnum):
+    """Why a run stopped asking for more: the state converged, a budget ran out, or (the baselines)
+    the one pass or the conversation ended."""
+
+    ANSWERED = "answered"  # an answer its evidence backs, and no open question
+    PLANNER_FINISHED = "planner-finished"  # the planner said finish, and the answer is backed
+    PLAN_REPEATED = "plan-repeated"  # the next plan is the one of the round before
+    SATURATED = "saturated"  # a round added no evidence and did not change the answer
+    BUDGET_ROUNDS = "budget-rounds"
+    BUDGET_TIME = "budget-time"
+    BUDGET_TOKENS = "budget-tokens"
+    BUDGET_STEPS = "budget-steps"  # ReAct: its tool calls are spent
+    CONTEXT = "context"  # ReAct: the next step would overflow the model's context
+    INVALID_ACTIONS = "invalid-actions"  # ReAct: invalid actions in a row
+    SINGLE_PASS = "single-pass"  # RAG: one search, one answer
+
+    @property
+    def budget(self) -> bool:
+        """A budget, not the run's own judgement, stopped it."""
+        return self in (
+            StopReason.BUDGET_ROUNDS,
+            StopReason.BUDGET_TIME,
+            StopReason.BUDGET_TOKENS,
+            StopReason.BUDGET_STEPS,
+        )
+
+    @property
+    def finished(self) -> bool:
+        """The run stopped because it holds an answer (the only reasons that may end *answered*)."""
+        return self in (StopReason.ANSWERED, StopReason.PLANNER_FINISHED)
+
+
+class RoundEnd(StrEnum):
+    """Why a round of the Re-TRAC loop ended."""
+
+    STEPS = "steps"  # its tool calls were made
+    TOKENS = "tokens"  # its trajectory grew past budget.round_token_threshold
+    CONTEXT = "context"  # the next action would overflow the planner's context
+    INVALID_ACTIONS = "invalid-actions"  # invalid actions in a row
+    FINISH = "finish"  # the planner said finish
+    FINISH_REFUSED = "finish-refused"  # finishes refused in a row (the budget asked for more calls)
+    REPEATS = "repeats"  # the planner repeated a search and nothing else was left to search
+
+
 @dataclass
 class Citation:
     evidence_id: str
@@ -45,7 +89,7 @@ class RunResult:
     answer: str | None
     citations: list[Citation]
     rounds: int
-    stop_reason: str
+    stop_reason: StopReason
     llm_calls: int
     prompt_tokens: int
     completion_tokens: int
@@ -63,6 +107,7 @@ class RunResult:
         """The result as the run store keeps it (`to_dict`), read back."""
         fields = dict(data)
         fields["status"] = RunStatus(fields["status"])
+        fields["stop_reason"] = StopReason(fields["stop_reason"])
         fields["citations"] = [Citation(**c) for c in fields.get("citations", [])]
         fields.setdefault("calls", [])
         return cls(**fields)
@@ -75,7 +120,7 @@ class RunResult:
             "answer": self.answer,
             "citations": [c.to_dict() for c in self.citations],
             "rounds": self.rounds,
-            "stop_reason": self.stop_reason,
+            "stop_reason": str(self.stop_reason),
             "llm_calls": self.llm_calls,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
@@ -115,7 +160,7 @@ class StepTaken:
 class RoundCompressed:
     iteration: int
     tool_calls: int
-    end_reason: str
+    end_reason: RoundEnd
     summary: str
     answer: str | None
     evidence: int

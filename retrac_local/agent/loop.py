@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 from retrac_local import interrupt
@@ -35,14 +35,17 @@ from retrac_local.agent.events import (
     Event,
     RoundCarried,
     RoundCompressed,
+    RoundEnd,
     RunFinished,
     RunResult,
     RunStarted,
     RunStatus,
     StepTaken,
+    StopReason,
 )
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
+from retrac_local.agent.progress import RunProgress
 from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.agent.titles import TitleIndex
@@ -81,12 +84,9 @@ class ResearchAgent:
         self.corpus = corpus
         self.settings = settings
         self.store = store
-        self.toolbox = Toolbox(corpus, settings)  # a fresh one per run: it remembers the run's searches
-        self.tool_calls = 0  # of the whole run, for budget.min_tool_calls
-        self.slots_used = 0  # round slots spent, carried ones included: at most budget.max_rounds
-        self.seen_chunks: set[str] = set()  # chunks earlier rounds of this run returned
         self._titles: tuple[list[str], TitleIndex] | None = None
-        self.system_prompt = prompts.render("planner_system", tools=self.toolbox.descriptions())
+        tools = Toolbox(corpus, settings).descriptions()
+        self.system_prompt = prompts.render("planner_system", tools=tools)
 
     def title_index(self) -> TitleIndex:
         """The collection's titles, indexed again only when the corpus gives another list."""
@@ -102,12 +102,6 @@ class ResearchAgent:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         self.meter.iteration, self.meter.purpose = 0, "constraints"
-        self.toolbox, self.tool_calls, self.slots_used, self.seen_chunks = (
-            Toolbox(self.corpus, self.settings),
-            0,
-            0,
-            set(),
-        )
         state = ResearchState(question=question, constraints=self._constraints(question))
         seeds, used = seed_from_memory(self.memory, self.corpus, self.settings.memory, question)
         state = state.model_copy(update={"evidence": seeds})
@@ -115,7 +109,10 @@ class ResearchAgent:
             question, state.model_dump(), self.settings.model_dump(mode="json"), used
         )
         yield RunStarted(run_id, question, memory=used)
-        yield from self._stopped_by_errors(run_id, self._rounds(run_id, state, started, prior_seconds=0.0))
+        progress = RunProgress.of(self.corpus, self.settings, [])
+        yield from self._stopped_by_errors(
+            run_id, self._rounds(run_id, state, progress, started, prior_seconds=0.0)
+        )
 
     def resume(self, run_id: str) -> Iterator[Event]:
         run = self.store.run(run_id)
@@ -128,16 +125,11 @@ class ResearchAgent:
         yield RunStarted(run_id, run["question"], resumed_at_round=state.iteration + 1)
         stopped = rounds[-1]["stats"].get("stop_reason") if rounds else None
         if stopped:  # it had converged; only the final answer was missing
-            yield RunFinished(self._finalize(run_id, state, stopped, time.perf_counter(), prior))
+            yield RunFinished(self._finalize(run_id, state, StopReason(stopped), time.perf_counter(), prior))
             return
-        steps = [step for r in rounds for step in r["trajectory"]["steps"]]
-        self.toolbox = Toolbox(self.corpus, self.settings)
-        self.toolbox.remember([s["argument"] for s in steps if s["tool"] == "search"])
-        self.tool_calls = sum(1 for s in steps if s["tool"] in TOOL_NAMES)
-        self.slots_used = sum(r["stats"].get("slots", 1) for r in rounds)
-        self.seen_chunks = {c for s in steps for c in s.get("chunk_ids", [])}
+        progress = RunProgress.of(self.corpus, self.settings, rounds)
         yield from self._stopped_by_errors(
-            run_id, self._rounds(run_id, state, time.perf_counter(), prior_seconds=prior)
+            run_id, self._rounds(run_id, state, progress, time.perf_counter(), prior_seconds=prior)
         )
 
     def answer_again(self, run_id: str) -> RunResult:
@@ -149,7 +141,9 @@ class ResearchAgent:
         if not rounds or not run["result"]:
             raise RetracError(f"run {run_id} has no finished round to answer from")
         state = ResearchState.model_validate(rounds[-1]["state"])
-        return self._finalize(run_id, state, run["result"]["stop_reason"], time.perf_counter(), 0.0)
+        return self._finalize(
+            run_id, state, StopReason(run["result"]["stop_reason"]), time.perf_counter(), 0.0
+        )
 
     def _stopped_by_errors(self, run_id: str, events: Iterator[Event]) -> Iterator[Event]:
         """An error the run cannot get past (a model server gone) marks it failed, not running; its
@@ -162,22 +156,27 @@ class ResearchAgent:
 
     # -- the loop --------------------------------------------------------------------------------
     def _rounds(
-        self, run_id: str, state: ResearchState, started: float, prior_seconds: float
+        self,
+        run_id: str,
+        state: ResearchState,
+        progress: RunProgress,
+        started: float,
+        prior_seconds: float,
     ) -> Iterator[Event]:
         """Rounds until convergence or a budget. Each round is compressed and committed, except a
         round whose texts added almost nothing new (fewer than budget.min_round_tokens tokens of
         unseen text): it is carried into the next slot and compressed together with it."""
         budget = self.settings.budget
-        stop_reason = "budget-rounds"
+        stop_reason = StopReason.BUDGET_ROUNDS
         carried: RoundRecord | None = None
         round_start, slots = time.perf_counter(), 0
-        while self.slots_used < budget.max_rounds:
+        while progress.slots_used < budget.max_rounds:
             if carried is None:
                 if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
-                    stop_reason = "budget-time"
+                    stop_reason = StopReason.BUDGET_TIME
                     break
                 if budget.max_tokens and self._tokens_used(run_id) >= budget.max_tokens:
-                    stop_reason = "budget-tokens"
+                    stop_reason = StopReason.BUDGET_TOKENS
                     break
             interrupt.check()
             iteration = state.iteration + 1
@@ -185,21 +184,21 @@ class ResearchAgent:
                 round_start, slots = time.perf_counter(), 0
             record = carried or RoundRecord(iteration)
             self.meter.iteration = iteration
-            yield from self._play_round(state, record)
+            record.end_reason = yield from self._play_round(state, record, progress)
             slots += 1
-            self.slots_used += 1
-            new_tokens = self._new_tokens(record)
+            progress.slots_used += 1
+            new_tokens = self._new_tokens(record, progress)
             if (
-                record.end_reason == "steps"
+                record.end_reason == RoundEnd.STEPS
                 and new_tokens < budget.min_round_tokens
-                and self.slots_used < budget.max_rounds
+                and progress.slots_used < budget.max_rounds
             ):
                 carried = record
                 yield RoundCarried(iteration, record.tool_calls, new_tokens)
                 continue
             carried = None
-            self.tool_calls += record.tool_calls
-            self.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
+            progress.tool_calls += record.tool_calls
+            progress.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
             self.meter.purpose = "compress"
             outcome = compress(
                 self.compressor,
@@ -218,8 +217,8 @@ class ResearchAgent:
             calls = self.meter.drain()
             state_tokens = self.compressor.count_tokens(new_state.render())
             reason = (
-                converged(state, new_state, outcome.diff, record.end_reason == "finish")
-                if self.tool_calls >= budget.min_tool_calls
+                converged(state, new_state, outcome.diff, record.end_reason == RoundEnd.FINISH)
+                if progress.tool_calls >= budget.min_tool_calls
                 else None
             )
             stats: dict[str, Any] = {
@@ -268,18 +267,19 @@ class ResearchAgent:
         result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
         yield RunFinished(result)
 
-    def _new_tokens(self, record: RoundRecord) -> int:
+    def _new_tokens(self, record: RoundRecord, progress: RunProgress) -> int:
         """Tokens of text the round's tools returned that no earlier round of this run had seen."""
-        fresh = {
-            c.chunk_id: c for step in record.steps for c in step.chunks if c.chunk_id not in self.seen_chunks
-        }
+        seen = progress.seen_chunks
+        fresh = {c.chunk_id: c for step in record.steps for c in step.chunks if c.chunk_id not in seen}
         return sum(self.planner.count_tokens(c.text) for c in fresh.values())
 
     def _tokens_used(self, run_id: str) -> int:
         calls = self.store.calls(run_id) + self.meter.pending
         return sum(c["prompt_tokens"] + c["completion_tokens"] for c in calls)
 
-    def _play_round(self, state: ResearchState, record: RoundRecord) -> Iterator[Event]:
+    def _play_round(
+        self, state: ResearchState, record: RoundRecord, progress: RunProgress
+    ) -> Generator[Event, None, RoundEnd]:
         """Up to K tool calls; a carried round continues where it stopped, its steps shown again.
 
         Code makes the round's first search: the question itself in round 1 (hop 0: the run has
@@ -288,10 +288,13 @@ class ResearchAgent:
         writes its own; a search the run has made already is never made again."""
         budget = self.settings.budget
         self.meter.purpose = "action"
+        toolbox = progress.toolbox
         calls_before = record.tool_calls
         if not record.steps:
-            for query, gap, offered in self._opening_searches(state, record):
-                step = self._search(record, state.question, query, by="code", gap=gap, offered=offered)
+            for query, gap, offered in self._opening_searches(state, record, toolbox):
+                step = self._search(
+                    record, toolbox, state.question, query, by="code", gap=gap, offered=offered
+                )
                 yield StepTaken(
                     record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
                 )
@@ -312,11 +315,10 @@ class ResearchAgent:
         note: str | None = None  # a message to the planner about its last action, before the next prompt
         while record.tool_calls - calls_before < budget.max_steps_per_round:
             if trajectory_tokens > budget.round_token_threshold:
-                record.end_reason = "tokens"
-                return
+                return RoundEnd.TOKENS
             offered = candidates.propose(
                 state,
-                set(self.toolbox.pages),
+                set(toolbox.pages),
                 _round_chunks(record),
                 record.steps[-1].gap if record.steps else "",
                 self.title_index(),
@@ -345,27 +347,23 @@ class ResearchAgent:
                 record.steps.append(step)
                 yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
                 if invalid >= MAX_INVALID_ACTIONS:
-                    record.end_reason = "invalid-actions"
-                    return
+                    return RoundEnd.INVALID_ACTIONS
                 messages.append({"role": "assistant", "content": e.output[-500:]})
                 note = f"That was not a valid action ({e}). Reply with one JSON action."
                 continue
             except ContextOverflowError:
-                record.end_reason = "context"
-                return
+                return RoundEnd.CONTEXT
             action = generation.parsed
-            assert isinstance(action, PlannerAction)
             call = action.call
             messages.append({"role": "assistant", "content": generation.text})
             if call.tool == "finish":
-                short = self.settings.budget.min_tool_calls - self.tool_calls - record.tool_calls
+                short = budget.min_tool_calls - progress.tool_calls - record.tool_calls
                 if short <= 0:
                     record.finish_answer = call.answer.strip() or None
                     step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "", prompt=prompt)
                     record.steps.append(step)
-                    record.end_reason = "finish"
                     yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
-                    return
+                    return RoundEnd.FINISH
                 # The budget asks for more checking (the long-horizon evaluation): the answer is noted.
                 refused += 1
                 note = too_early(call.answer, short)
@@ -384,20 +382,25 @@ class ResearchAgent:
                     record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early"
                 )
                 if refused >= MAX_INVALID_ACTIONS:
-                    record.end_reason = "finish-refused"
-                    return
+                    return RoundEnd.FINISH_REFUSED
                 continue
             if call.tool in ("pick", "search"):
-                chosen, by = self._query(call, offered)
+                chosen, by = self._query(call, offered, toolbox)
                 if chosen is None:  # a repeated query and nothing else left to search
-                    record.end_reason = "repeats"
-                    return
+                    return RoundEnd.REPEATS
                 step = self._search(
-                    record, state.question, chosen, by=by, gap=action.gap, offered=offered, prompt=prompt
+                    record,
+                    toolbox,
+                    state.question,
+                    chosen,
+                    by=by,
+                    gap=action.gap,
+                    offered=offered,
+                    prompt=prompt,
                 )
             else:
                 assert not isinstance(call, PickArgs)
-                observation = self.toolbox.use(call)
+                observation = toolbox.use(call)
                 step = Step(
                     len(record.steps) + 1,
                     action.gap,
@@ -415,10 +418,10 @@ class ResearchAgent:
                 record.iteration, step.index, step.tool, step.argument, step.gap, _summary_of(step), step.by
             )
             trajectory_tokens += self.planner.count_tokens(step.render())
-        record.end_reason = "steps"
+        return RoundEnd.STEPS
 
     def _opening_searches(
-        self, state: ResearchState, record: RoundRecord
+        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox
     ) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
         """The searches code makes at the start of a round, before the planner's first step: (query,
         gap, candidates offered). Round 1: the question itself (hop 0), then the best candidates its
@@ -427,21 +430,23 @@ class ResearchAgent:
         and each of its steps costs a prompt of a thousand tokens. Later rounds: the best lead of the first hop (a name that evidence about the
         question's names states, not searched yet)."""
         budget = self.settings.budget
-        if state.iteration == 0 and not self.toolbox.pages:
+        if state.iteration == 0 and not toolbox.pages:
             yield state.question, "hop 0: the question as asked", []
             for hop in range(1, min(budget.opening_searches, budget.max_steps_per_round)):
                 offered = candidates.propose(
-                    state, set(self.toolbox.pages), _round_chunks(record), titles=self.title_index()
+                    state, set(toolbox.pages), _round_chunks(record), titles=self.title_index()
                 )
                 if not offered:
                     return
                 yield offered[0].query, f"hop {hop}: {offered[0].origin}", offered
             return
-        found = candidates.leads(state, set(self.toolbox.pages), first_hop_only=True)
+        found = candidates.leads(state, set(toolbox.pages), first_hop_only=True)
         if found:
             yield found[0].query, f"follow the lead: {found[0].origin}", []
 
-    def _query(self, call: Any, offered: list[candidates.Candidate]) -> tuple[str | None, str]:
+    def _query(
+        self, call: Any, offered: list[candidates.Candidate], toolbox: Toolbox
+    ) -> tuple[str | None, str]:
         """The query a pick or a free search stands for; a repeated free query is replaced by the
         best candidate (by code), so that no search of the run is made twice."""
         if call.tool == "pick":
@@ -449,13 +454,14 @@ class ResearchAgent:
         copied = candidates.chosen(call.query, offered)
         if copied is not None:
             return copied.query, "pick"
-        if query_key(call.query) not in self.toolbox.pages and call.query.strip():
+        if query_key(call.query) not in toolbox.pages and call.query.strip():
             return call.query, "planner"
         return (offered[0].query, "code") if offered else (None, "code")
 
     def _search(
         self,
         record: RoundRecord,
+        toolbox: Toolbox,
         question: str,
         query: str,
         by: str,
@@ -464,7 +470,7 @@ class ResearchAgent:
         prompt: str = "",
     ) -> Step:
         args = SearchArgs(tool="search", query=query)
-        if not self.toolbox.pages:  # the run's first search, the question: as many hits as RAG reads
+        if not toolbox.pages:  # the run's first search, the question: as many hits as RAG reads
             r = self.settings.retrieval
             try:
                 observation = SearchTool(
@@ -472,9 +478,9 @@ class ResearchAgent:
                 )(args)
             except RetracError as e:  # a broken store or index: an observation, as in the toolbox
                 observation = Observation(f"search failed: {e}", error=str(e))
-            self.toolbox.remember([query])
+            toolbox.remember([query])
         else:
-            observation = self.toolbox.use(args)
+            observation = toolbox.use(args)
         text = observation.text
         hits = [c for c in observation.chunks if f"[{c.chunk_id}]" in text]
         if hits and not observation.error:
@@ -526,13 +532,12 @@ class ResearchAgent:
             generation = self.compressor.generate(messages, schema=ConstraintsDraft, max_tokens=120)
         except (StructuredOutputError, ContextOverflowError):
             return []
-        assert isinstance(generation.parsed, ConstraintsDraft)
         # Only verbatim spans of the question survive: constraints are copied, never reworded.
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
     def _finalize(
-        self, run_id: str, state: ResearchState, stop_reason: str, started: float, prior_seconds: float
+        self, run_id: str, state: ResearchState, stop_reason: StopReason, started: float, prior_seconds: float
     ) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
         choices = options(state.question)
@@ -599,9 +604,9 @@ class ResearchAgent:
         caveat = self._caveat(state, answer, citations)
         if not answer:
             status = RunStatus.FAILED
-        elif stop_reason.startswith("budget"):
+        elif stop_reason.budget:
             status = RunStatus.BUDGET_EXHAUSTED
-        elif citations and stop_reason in ("answered", "planner-finished") and caveat is None:
+        elif citations and stop_reason.finished and caveat is None:
             status = RunStatus.ANSWERED
         else:
             status = RunStatus.UNSURE
@@ -644,7 +649,6 @@ class ResearchAgent:
         generation = self.planner.generate(
             messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
         )
-        assert isinstance(generation.parsed, FinalAnswer)
         return generation.parsed
 
     def _run_chunks(self, run_id: str) -> list[Chunk]:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel
 
 from retrac_local.errors import StructuredOutputError
 from retrac_local.llm.base import LLM, Generation, Message, Usage
+
+T = TypeVar("T", bound=BaseModel)
 
 
 @dataclass
@@ -49,6 +51,26 @@ class MeteredLLM:
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
 
+    @overload
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: type[T],
+        max_tokens: int = 256,
+        temperature: float | None = None,
+    ) -> Generation[T]: ...
+
+    @overload
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: None = None,
+        max_tokens: int = 256,
+        temperature: float | None = None,
+    ) -> Generation[None]: ...
+
     def generate(
         self,
         messages: list[Message],
@@ -56,7 +78,7 @@ class MeteredLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         try:
             generation = self.inner.generate(
                 messages, schema=schema, max_tokens=max_tokens, temperature=temperature

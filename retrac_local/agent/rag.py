@@ -7,7 +7,7 @@ import uuid
 
 from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options
-from retrac_local.agent.events import RunResult, RunStatus
+from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.react import result_record
 from retrac_local.agent.schemas import ShortAnswer
@@ -39,7 +39,6 @@ class RagAnswerer:
             generation = self.llm.generate(
                 messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
             )
-            assert isinstance(generation.parsed, ShortAnswer)
             answer = generation.parsed.answer.strip() or None
         except (StructuredOutputError, ContextOverflowError):
             pass
@@ -49,7 +48,7 @@ class RagAnswerer:
             RunStatus.ANSWERED if answer else RunStatus.FAILED,
             answer,
             1,
-            "single-pass",
+            StopReason.SINGLE_PASS,
             self.meter.drain(),
             time.perf_counter() - started,
             [h.chunk.chunk_id for h in hits],

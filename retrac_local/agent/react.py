@@ -15,7 +15,7 @@ from typing import Any
 
 from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options, pick
-from retrac_local.agent.events import RunResult, RunStatus
+from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
 from retrac_local.agent.schemas import Action, ShortAnswer
@@ -55,14 +55,14 @@ class ReactAgent:
         )
         max_calls = budget.max_rounds * budget.max_steps_per_round
         answer: str | None = None
-        stop_reason, tool_calls, invalid, refused = "budget-steps", 0, 0, 0
+        stop_reason, tool_calls, invalid, refused = StopReason.BUDGET_STEPS, 0, 0, 0
         retrieved: list[str] = []
         searches: list[tuple[str, list[str]]] = []  # (query, chunk ids)
         resample: float | None = None
         self.meter.purpose = "action"
         while tool_calls < max_calls:
             if used + sampling.action_max_tokens + reserve > self.planner.n_ctx:
-                stop_reason = "context"
+                stop_reason = StopReason.CONTEXT
                 break
             self.meter.iteration = tool_calls + 1
             try:
@@ -72,7 +72,7 @@ class ReactAgent:
             except StructuredOutputError as e:
                 invalid += 1
                 if invalid >= MAX_INVALID_ACTIONS:
-                    stop_reason = "invalid-actions"
+                    stop_reason = StopReason.INVALID_ACTIONS
                     break
                 messages, used = self._append(
                     messages,
@@ -82,17 +82,16 @@ class ReactAgent:
                 )
                 continue
             except ContextOverflowError:
-                stop_reason = "context"
+                stop_reason = StopReason.CONTEXT
                 break
             action = generation.parsed
-            assert isinstance(action, Action)
             call = action.call
             if call.tool == "finish":
                 short = budget.min_tool_calls - tool_calls
                 if short <= 0 or refused >= MAX_REFUSED_FINISHES:
                     answer, stop_reason = (
                         pick(call.answer.strip() or None, options(question)),
-                        "planner-finished",
+                        StopReason.PLANNER_FINISHED,
                     )
                     break
                 refused += 1
@@ -118,7 +117,7 @@ class ReactAgent:
             RunStatus.FAILED
             if not answer
             else RunStatus.ANSWERED
-            if stop_reason == "planner-finished"
+            if stop_reason == StopReason.PLANNER_FINISHED
             else RunStatus.BUDGET_EXHAUSTED
         )
         return result_record(
@@ -161,7 +160,6 @@ class ReactAgent:
                 continue
             except StructuredOutputError:
                 return None
-            assert isinstance(generation.parsed, ShortAnswer)
             return generation.parsed.answer.strip() or None
 
 
@@ -171,7 +169,7 @@ def result_record(
     status: RunStatus,
     answer: str | None,
     rounds: int,
-    stop_reason: str,
+    stop_reason: StopReason,
     calls: list[dict[str, Any]],
     seconds: float,
     retrieved: list[str],

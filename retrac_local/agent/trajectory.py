@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from retrac_local.agent.events import RoundEnd
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.tools import ARGUMENT_FIELD, TOOL_NAMES
@@ -57,7 +58,7 @@ class Step:
 class RoundRecord:
     iteration: int
     steps: list[Step] = field(default_factory=list)
-    end_reason: str = ""  # finish | steps | tokens | context | time
+    end_reason: RoundEnd | None = None  # set when the round ends
     finish_answer: str | None = None
 
     @property

@@ -36,7 +36,7 @@ from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.eval.harness import MODES
-from retrac_local.llm.base import LLM, Generation, Message, Usage, parse_structured
+from retrac_local.llm.base import LLM, Generation, Message, Usage, completed
 from retrac_local.runstore import RunStore
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class RecordingLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         prompt = _prompt(messages, schema, max_tokens, temperature)
         try:
             generation = self.inner.generate(
@@ -180,7 +180,7 @@ class TapeLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         self.n += 1
         taped = next(self.calls, None)
         if taped is None:
@@ -192,12 +192,7 @@ class TapeLLM:
             )
         if taped.overflow is not None:
             raise ContextOverflowError(taped.overflow, prompt_tokens=taped.prompt_tokens, n_ctx=taped.n_ctx)
-        generation = Generation(
-            text=taped.text, finish_reason=taped.finish_reason, usage=replace(taped.usage)
-        )
-        if schema is not None:
-            generation.parsed = parse_structured(generation, schema)
-        return generation
+        return completed(taped.text, taped.finish_reason, replace(taped.usage), schema)
 
     def left(self) -> int:
         return sum(1 for _ in self.calls)

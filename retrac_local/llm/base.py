@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypedDict, TypeVar, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, Protocol, TypedDict, TypeVar, overload, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
 from retrac_local.errors import StructuredOutputError
 
 T = TypeVar("T", bound=BaseModel)
+P = TypeVar("P", bound=BaseModel | None)  # what a generation was parsed into
 
 
 class Message(TypedDict):
@@ -30,34 +31,58 @@ class Usage:
 
 
 @dataclass
-class Generation:
+class Generation(Generic[P]):
+    """One completion. `parsed` is its text read as the schema the call asked for (a `T` when the
+    call gave `schema=T`), None when it gave none: callers get the type they asked for."""
+
     text: str
     finish_reason: str  # "stop" or "length"
-    usage: Usage = field(default_factory=Usage)
-    parsed: BaseModel | None = None
+    usage: Usage
+    parsed: P
 
 
 @runtime_checkable
 class LLM(Protocol):
     """A chat model. `schema` constrains the output to that pydantic model's JSON; `temperature`
-    overrides the configured one for this call (e.g. to leave a greedy loop)."""
+    overrides the configured one for this call (e.g. to leave a greedy loop). A backend implements
+    one `generate` that returns `completed(...)`; the overloads say what its callers get."""
 
     name: str
     n_ctx: int
 
+    @overload
     def generate(
         self,
         messages: list[Message],
         *,
-        schema: type[BaseModel] | None = None,
+        schema: type[T],
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation: ...
+    ) -> Generation[T]: ...
+
+    @overload
+    def generate(
+        self,
+        messages: list[Message],
+        *,
+        schema: None = None,
+        max_tokens: int = 256,
+        temperature: float | None = None,
+    ) -> Generation[None]: ...
 
     def count_tokens(self, text: str) -> int: ...
 
 
-def parse_structured(generation: Generation, schema: type[T]) -> T:
+def completed(text: str, finish_reason: str, usage: Usage, schema: type[BaseModel] | None) -> Generation[Any]:
+    """The generation of `text`, read as `schema` when the call gave one (a truncated or invalid
+    output raises StructuredOutputError)."""
+    plain: Generation[None] = Generation(text, finish_reason, usage, None)
+    return (
+        plain if schema is None else Generation(text, finish_reason, usage, parse_structured(plain, schema))
+    )
+
+
+def parse_structured(generation: Generation[Any], schema: type[T]) -> T:
     """Parse a constrained generation; a truncated one is a failure, never parsed."""
     if generation.finish_reason == "length":
         raise StructuredOutputError(

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from retrac_local.llm.base import Generation, Message, Usage, parse_structured
+from retrac_local.llm.base import Generation, Message, Usage, completed
 
 Script = str | BaseModel | dict[str, Any] | Callable[[list[Message], type[BaseModel] | None], Any]
 
@@ -47,7 +47,7 @@ class ScriptedLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         self.calls.append(Call(list(messages), schema, max_tokens, temperature))
         if not self.outputs:
             raise AssertionError(f"ScriptedLLM ran out of outputs at call {len(self.calls)}")
@@ -65,7 +65,4 @@ class ScriptedLLM:
             text, finish = text[: self.truncate_after], "length"
         prompt = "".join(m["content"] for m in messages)
         usage = Usage(prompt_tokens=self.count_tokens(prompt), completion_tokens=self.count_tokens(text))
-        generation = Generation(text=text, finish_reason=finish, usage=usage)
-        if schema is not None:
-            generation.parsed = parse_structured(generation, schema)
-        return generation
+        return completed(text, finish, usage, schema)

@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from retrac_local import interrupt
 from retrac_local.errors import ContextOverflowError, ModelError
 from retrac_local.lazy import require
-from retrac_local.llm.base import Generation, Message, Usage, parse_structured
+from retrac_local.llm.base import Generation, Message, Usage, completed
 from retrac_local.llm.structured import SchemaConstrainer
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ class LlamaCppLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         self.load()
         tokens = self.prompt_tokens(messages)
         if len(tokens) + max_tokens > self.n_ctx:
@@ -255,12 +255,7 @@ class LlamaCppLLM:
             cached_tokens=min(cached, max(len(tokens) - 1, 0)),
             seconds=seconds,
         )
-        generation = Generation(
-            text=choice["text"], finish_reason=choice["finish_reason"] or "stop", usage=usage
-        )
-        if schema is not None:
-            generation.parsed = parse_structured(generation, schema)
-        return generation
+        return completed(choice["text"], choice["finish_reason"] or "stop", usage, schema)
 
 
 _USEFUL_PREFIX = 32  # tokens: more than a chat template's opening ("<|im_start|>system\nYou are …")

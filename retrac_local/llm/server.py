@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from retrac_local.config import ModelSettings, SamplingSettings, mask_credentials
 from retrac_local.errors import ContextOverflowError, ModelError
-from retrac_local.llm.base import Generation, Message, Usage, parse_structured
+from retrac_local.llm.base import Generation, Message, Usage, completed
 
 CHARS_PER_TOKEN = 3.5  # when the server cannot count tokens: a cautious estimate
 TOKENIZE_ENDPOINTS = {"/extras/tokenize": "input", "/tokenize": "content"}  # llama-cpp-python's, llama.cpp's
@@ -146,7 +146,7 @@ class ServerLLM:
         schema: type[BaseModel] | None = None,
         max_tokens: int = 256,
         temperature: float | None = None,
-    ) -> Generation:
+    ) -> Generation[Any]:
         body: dict[str, Any] = {
             "model": self.settings.server_model,
             "messages": list(messages),
@@ -167,16 +167,14 @@ class ServerLLM:
             raise ModelError(
                 f"the model server {self.url} sent a reply that is not a chat completion: {str(reply)[:200]}"
             ) from e
-        generation = Generation(
-            text=text,
-            finish_reason=choice.get("finish_reason") or "stop",
-            usage=Usage(
+        return completed(
+            text,
+            choice.get("finish_reason") or "stop",
+            Usage(
                 prompt_tokens=int(usage.get("prompt_tokens", 0)),
                 completion_tokens=int(usage.get("completion_tokens", 0)),
                 cached_tokens=int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0) or 0),
                 seconds=time.perf_counter() - started,
             ),
+            schema,
         )
-        if schema is not None:
-            generation.parsed = parse_structured(generation, schema)
-        return generation
