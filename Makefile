@@ -43,7 +43,7 @@ WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs readme-tables eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -113,6 +113,11 @@ eval-corpus: setup
 eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)"
+
+# A refactor that plays every tape the same keeps the evaluation: each such mode's version joins
+# the versions that recorded the tapes, and `retrac eval` carries their results over (no re-run).
+prove-alike: $(VENV)/.installed  ## play every tape on today's code; modes that play the same keep their results (docs/eval/equivalent.json)
+	$(PY) -m retrac_local.eval.equivalence tests/recordings/*/ --out docs/eval/equivalent.json
 
 # The same folder: the first EVAL_LIMIT questions' results are reused, the rest are added.
 record-runs: eval-corpus  ## tape real runs (first 10 HotpotQA dev and the demo questions, every mode) for the replay test

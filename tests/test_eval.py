@@ -365,13 +365,13 @@ def test_results_recorded_under_the_legacy_hash_of_todays_code_are_carried_over(
     evaluation = Evaluation(
         out,
         {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}},
-        legacy_code={"retrac": "bytes1", "rag": "bytes9"},
+        legacy_code={"retrac": {"bytes1"}, "rag": {"bytes9"}},
     )
     assert evaluation.set_aside == {"rag": "bytes2"}
     assert [(r.mode, r.code) for r in evaluation.rows] == [("retrac", "tree1"), ("retrac", "tree1")]
     assert json.loads((out / "eval.json").read_text())["code"] == {"retrac": "tree1", "rag": "tree2"}
     again = Evaluation(
-        out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": "bytes1"}
+        out, {"x": 1, "code": {"retrac": "tree1", "rag": "tree2"}}, legacy_code={"retrac": {"bytes1"}}
     )
     assert again.set_aside == {} and len(again.rows) == 2
 

@@ -106,6 +106,7 @@ def eval_cmd(
     from retrac_local.agent.toolbox import doc_ids
     from retrac_local.cli.progress import eval_progress
     from retrac_local.eval.codehash import legacy_version
+    from retrac_local.eval.equivalence import DEFAULT_FILE, alike
     from retrac_local.eval.harness import (
         Evaluation,
         Units,
@@ -137,7 +138,10 @@ def eval_cmd(
 
         units = by_paragraph(paragraph_map(read_layout(layout_file), app.corpus))
         config |= {"layout": describe_questions(layout_file)}
-    legacy = {mode: legacy_version(mode) for mode in config["code"]}
+    legacy = {
+        mode: {legacy_version(mode), *alike(DEFAULT_FILE, mode, version)}
+        for mode, version in config["code"].items()
+    }
     evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy, units=units)
     annotate = method_annotator(app.runs, units)
     evaluation.annotate_missing(questions, annotate)

@@ -95,13 +95,14 @@ class Evaluation:
         out: Path,
         config: dict[str, Any],
         check: bool = True,
-        legacy_code: dict[str, str] | None = None,
+        legacy_code: dict[str, set[str]] | None = None,
         units: Units = doc_ids,
     ) -> None:
         """`check`: refuse an evaluation recorded under other settings or code (off only to redraw
-        the report of finished results, which runs nothing). `legacy_code`: each mode's code as an
-        older harness hashed it (`codehash.legacy_version`); results recorded under it are today's
-        code, and are carried over to today's version instead of set aside. `units`: what a
+        the report of finished results, which runs nothing). `legacy_code`: per mode, versions that
+        are today's code under another name (as an older harness hashed it, `codehash.legacy_version`,
+        or shown alike by replay, `eval/equivalence.py`); results recorded under one are carried over
+        to today's version instead of set aside. `units`: what a
         retrieved chunk counts as for doc recall."""
         self.legacy_code = legacy_code or {}
         self.units = units
@@ -135,7 +136,7 @@ class Evaluation:
             carried = {
                 m: v
                 for m, v in config.get("code", {}).items()
-                if m in self.legacy_code and old_codes.get(m) == self.legacy_code[m] != v
+                if old_codes.get(m, v) != v and old_codes.get(m) in self.legacy_code.get(m, set())
             }
             if carried:
                 self._carry_rows(carried)

@@ -87,6 +87,7 @@ class Tape(BaseModel):
 
     question: str
     mode: str  # retrac | react | rag
+    code: str = ""  # the mode's code version that recorded it (eval/codehash.py); "" on older tapes
     rag_k: int = 5
     settings: dict[str, Any]  # the sections of `SECTIONS`, as `Settings` dumps them
     planner: TapedModel
@@ -361,9 +362,12 @@ def record(
     what ran before it."""
     settings = settings.model_copy(update={"memory": settings.memory.model_copy(update={"enabled": False})})
     dumped = settings.model_dump(mode="json")
+    from retrac_local.eval.codehash import mode_version
+
     tape = Tape(
         question=question,
         mode=mode,
+        code=mode_version(mode),
         rag_k=rag_k,
         settings={key: dumped[key] for key in SECTIONS} | {"memory": {"enabled": False}},
         planner=TapedModel(name=planner.name, n_ctx=planner.n_ctx),
