@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DOCS = ROOT / "corpora" / "demo" / "docs"

@@ -10,7 +10,7 @@ from retrac_local.agent.rag import RagAnswerer
 from retrac_local.agent.react import ReactAgent
 from retrac_local.agent.schemas import FinalAnswer, ShortAnswer
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import StructuredOutputError
 from retrac_local.llm.base import Generation, Usage, parse_structured
 from retrac_local.llm.fake import ScriptedLLM

@@ -7,7 +7,7 @@ from retrac_local.agent.conflicts import find_conflicts
 from retrac_local.agent.events import RunStatus
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.export import build, render
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore

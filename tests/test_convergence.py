@@ -13,7 +13,7 @@ from retrac_local.agent.linking import question_names
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.schemas import Action
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
 from retrac_local.state import Conclusion, Evidence, ResearchState

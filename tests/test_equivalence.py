@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval.equivalence import alike, joined, prove
 from retrac_local.eval.harness import Evaluation
 from retrac_local.eval.recording import write_tape

@@ -15,7 +15,7 @@ from retrac_local.agent.react import ReactAgent
 from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import RetracError
 from retrac_local.eval.codehash import closure, mode_version
 from retrac_local.eval.harness import Evaluation, describe_questions, parse_modes, score

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.export import build, highlight, render
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore

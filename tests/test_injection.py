@@ -13,7 +13,7 @@ from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.schemas import Action, StateUpdate
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore

@@ -6,7 +6,7 @@ import pytest
 from retrac_local import interrupt
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, search

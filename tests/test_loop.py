@@ -18,7 +18,7 @@ from retrac_local.agent.events import (
 )
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import CorpusError, ModelError, RunNotFoundError
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore

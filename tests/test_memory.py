@@ -13,7 +13,7 @@ from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore

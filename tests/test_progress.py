@@ -2,7 +2,7 @@
 
 from retrac_local.agent.events import RoundEnd, StopReason
 from retrac_local.agent.progress import RunProgress
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.tools import SearchArgs
 
 

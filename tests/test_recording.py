@@ -12,7 +12,7 @@ from retrac_local.agent import prompts
 from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder, relevance_by
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval import recording
 from retrac_local.eval.recording import Tape, TapedCall, differences, play, read_tapes, record, write_tape
 from retrac_local.llm.fake import ScriptedLLM

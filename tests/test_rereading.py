@@ -8,7 +8,7 @@ import re
 from retrac_local.agent import rereading
 from retrac_local.agent.events import RunStatus
 from retrac_local.config import Settings
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.state import Evidence, ResearchState
 from tests.scripts import constraints, final, finish, update

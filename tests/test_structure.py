@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.corpus.ingest import chunks_of
-from retrac_local.corpus.memory import MemoryCorpus
 from retrac_local.corpus.passages import select
 from retrac_local.corpus.readers import (
     Document,

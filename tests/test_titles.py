@@ -6,7 +6,7 @@ from __future__ import annotations
 from retrac_local.agent.candidates import TITLED, propose
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.state import ResearchState
 
 

@@ -1,4 +1,4 @@
-from retrac_local.corpus.memory import MemoryCorpus
+from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 
 

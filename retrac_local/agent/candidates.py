@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import Field
 
 from retrac_local.agent.linking import _entity, backed, mentions, names_in, question_names
-from retrac_local.agent.schemas import Strict
+from retrac_local.agent.schemas import Written
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
 from retrac_local.agent.trajectory import STOP_WORDS
@@ -44,12 +44,12 @@ SENTENCES_PER_HIT = 2
 NUMBERS = (1, 2, 3, 4, 5, 6)
 
 
-class PickArgs(Strict):
+class PickArgs(Written):
     tool: Literal["pick"]
     number: Literal[NUMBERS] = Field(description="the number of a candidate search")  # type: ignore[valid-type]
 
 
-class PlannerAction(Strict):
+class PlannerAction(Written):
     """One planner step of Re-TRAC: a candidate by number, or a tool call of its own."""
 
     gap: str = Field(description="what this call should find out")

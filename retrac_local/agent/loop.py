@@ -184,12 +184,12 @@ class ResearchAgent:
                 round_start, slots = time.perf_counter(), 0
             record = carried or RoundRecord(iteration)
             self.meter.iteration = iteration
-            record.end_reason = yield from self._play_round(state, record, progress)
+            end = record.end_reason = yield from self._play_round(state, record, progress)
             slots += 1
             progress.slots_used += 1
             new_tokens = self._new_tokens(record, progress)
             if (
-                record.end_reason == RoundEnd.STEPS
+                end == RoundEnd.STEPS
                 and new_tokens < budget.min_round_tokens
                 and progress.slots_used < budget.max_rounds
             ):
@@ -199,66 +199,10 @@ class ResearchAgent:
             carried = None
             progress.tool_calls += record.tool_calls
             progress.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
-            self.meter.purpose = "compress"
-            outcome = compress(
-                self.compressor,
-                state,
-                record,
-                max_tokens=self.settings.sampling.state_max_tokens,
-                max_sentences=budget.evidence_sentences,
-                relevance=self.relevance,
-                retries=budget.compress_retries,
-                state_max_tokens=self.settings.state_max_tokens,
+            new_state, reason, compressed = self._commit_round(
+                run_id, state, record, end, progress, round_start, slots, new_tokens
             )
-            new_state = outcome.state
-            if not new_state.answer and record.finish_answer:
-                new_state = new_state.model_copy(update={"answer": record.finish_answer})
-                outcome.diff.answer_after = new_state.answer
-            calls = self.meter.drain()
-            state_tokens = self.compressor.count_tokens(new_state.render())
-            reason = (
-                converged(state, new_state, outcome.diff, record.end_reason == RoundEnd.FINISH)
-                if progress.tool_calls >= budget.min_tool_calls
-                else None
-            )
-            stats: dict[str, Any] = {
-                "seconds": round(time.perf_counter() - round_start, 3),
-                "tool_calls": record.tool_calls,
-                "end_reason": record.end_reason,
-                "slots": slots,
-                "new_tokens": new_tokens,
-                "llm_calls": len(calls),
-                "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
-                "completion_tokens": sum(c["completion_tokens"] for c in calls),
-                "state_tokens": state_tokens,
-                "sentences_left_out": outcome.sentences_left_out,
-                "compression_attempts": outcome.attempts,
-                "rejected": outcome.rejected,
-                "compression_failed": outcome.failed,
-                "stop_reason": reason,
-            }
-            self.store.save_round(
-                run_id,
-                iteration,
-                new_state.model_dump(),
-                record.to_dict(),
-                outcome.diff.model_dump(),
-                stats,
-                calls,
-            )
-            yield RoundCompressed(
-                iteration,
-                record.tool_calls,
-                record.end_reason,
-                outcome.diff.summary(),
-                new_state.answer,
-                len(new_state.evidence),
-                state_tokens,
-                outcome.failed,
-                stats["prompt_tokens"],
-                stats["completion_tokens"],
-                round(sum(c["seconds"] for c in calls), 2),
-            )
+            yield compressed
             state = new_state
             if reason:
                 stop_reason = reason
@@ -266,6 +210,83 @@ class ResearchAgent:
                 break
         result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
         yield RunFinished(result)
+
+    def _commit_round(
+        self,
+        run_id: str,
+        state: ResearchState,
+        record: RoundRecord,
+        end: RoundEnd,
+        progress: RunProgress,
+        round_start: float,
+        slots: int,
+        new_tokens: int,
+    ) -> tuple[ResearchState, StopReason | None, RoundCompressed]:
+        """The round (ended by `end`, begun at `round_start`) folded into the next state and stored
+        with its stats: the new state, the reason to stop after it (None: go on), and the event that
+        reports it."""
+        budget = self.settings.budget
+        self.meter.purpose = "compress"
+        outcome = compress(
+            self.compressor,
+            state,
+            record,
+            max_tokens=self.settings.sampling.state_max_tokens,
+            max_sentences=budget.evidence_sentences,
+            relevance=self.relevance,
+            retries=budget.compress_retries,
+            state_max_tokens=self.settings.state_max_tokens,
+        )
+        new_state = outcome.state
+        if not new_state.answer and record.finish_answer:
+            new_state = new_state.model_copy(update={"answer": record.finish_answer})
+            outcome.diff.answer_after = new_state.answer
+        calls = self.meter.drain()
+        state_tokens = self.compressor.count_tokens(new_state.render())
+        reason = (
+            converged(state, new_state, outcome.diff, end == RoundEnd.FINISH)
+            if progress.tool_calls >= budget.min_tool_calls
+            else None
+        )
+        stats: dict[str, Any] = {
+            "seconds": round(time.perf_counter() - round_start, 3),
+            "tool_calls": record.tool_calls,
+            "end_reason": end,
+            "slots": slots,
+            "new_tokens": new_tokens,
+            "llm_calls": len(calls),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+            "completion_tokens": sum(c["completion_tokens"] for c in calls),
+            "state_tokens": state_tokens,
+            "sentences_left_out": outcome.sentences_left_out,
+            "compression_attempts": outcome.attempts,
+            "rejected": outcome.rejected,
+            "compression_failed": outcome.failed,
+            "stop_reason": reason,
+        }
+        self.store.save_round(
+            run_id,
+            record.iteration,
+            new_state.model_dump(),
+            record.to_dict(),
+            outcome.diff.model_dump(),
+            stats,
+            calls,
+        )
+        compressed = RoundCompressed(
+            record.iteration,
+            record.tool_calls,
+            end,
+            outcome.diff.summary(),
+            new_state.answer,
+            len(new_state.evidence),
+            state_tokens,
+            outcome.failed,
+            stats["prompt_tokens"],
+            stats["completion_tokens"],
+            round(sum(c["seconds"] for c in calls), 2),
+        )
+        return new_state, reason, compressed
 
     def _new_tokens(self, record: RoundRecord, progress: RunProgress) -> int:
         """Tokens of text the round's tools returned that no earlier round of this run had seen."""
@@ -298,15 +319,7 @@ class ResearchAgent:
                 yield StepTaken(
                     record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
                 )
-        intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
-        intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
-        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
-        for step in record.steps:  # a carried round: the planner sees its earlier steps again
-            if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
-                messages += [
-                    {"role": "user", "content": step.prompt},
-                    {"role": "assistant", "content": step.action_json()},
-                ]
+        intro, messages = self._round_opening(state, record)
         trajectory_tokens, invalid, refused = (
             sum(self.planner.count_tokens(s.render()) for s in record.steps),
             0,
@@ -384,41 +397,64 @@ class ResearchAgent:
                 if refused >= MAX_INVALID_ACTIONS:
                     return RoundEnd.FINISH_REFUSED
                 continue
-            if call.tool in ("pick", "search"):
-                chosen, by = self._query(call, offered, toolbox)
-                if chosen is None:  # a repeated query and nothing else left to search
-                    return RoundEnd.REPEATS
-                step = self._search(
-                    record,
-                    toolbox,
-                    state.question,
-                    chosen,
-                    by=by,
-                    gap=action.gap,
-                    offered=offered,
-                    prompt=prompt,
-                )
-            else:
-                assert not isinstance(call, PickArgs)
-                observation = toolbox.use(call)
-                step = Step(
-                    len(record.steps) + 1,
-                    action.gap,
-                    call.tool,
-                    argument_of(call),
-                    observation.text,
-                    error=observation.error,
-                    chunks=observation.chunks,
-                    prompt=prompt,
-                    candidates=[c.to_dict() for c in offered],
-                )
-                record.steps.append(step)
+            made = self._tool_step(record, toolbox, state.question, action, offered, prompt)
+            if made is None:  # a repeated query and nothing else left to search
+                return RoundEnd.REPEATS
             interrupt.check()
             yield StepTaken(
-                record.iteration, step.index, step.tool, step.argument, step.gap, _summary_of(step), step.by
+                record.iteration, made.index, made.tool, made.argument, made.gap, _summary_of(made), made.by
             )
-            trajectory_tokens += self.planner.count_tokens(step.render())
+            trajectory_tokens += self.planner.count_tokens(made.render())
         return RoundEnd.STEPS
+
+    def _round_opening(self, state: ResearchState, record: RoundRecord) -> tuple[list[str], list[Message]]:
+        """What the planner's first prompt of the round opens with (the state, and the texts of the
+        searches code made), and the conversation so far: a carried round's earlier steps again."""
+        intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
+        intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
+        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
+        for step in record.steps:
+            if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
+                messages += [
+                    {"role": "user", "content": step.prompt},
+                    {"role": "assistant", "content": step.action_json()},
+                ]
+        return intro, messages
+
+    def _tool_step(
+        self,
+        record: RoundRecord,
+        toolbox: Toolbox,
+        question: str,
+        action: PlannerAction,
+        offered: list[candidates.Candidate],
+        prompt: str,
+    ) -> Step | None:
+        """The planner's tool call made and added to the round; None when it repeats a search and
+        code has nothing else left to search."""
+        call = action.call
+        if call.tool in ("pick", "search"):
+            chosen, by = self._query(call, offered, toolbox)
+            if chosen is None:
+                return None
+            return self._search(
+                record, toolbox, question, chosen, by=by, gap=action.gap, offered=offered, prompt=prompt
+            )
+        assert not isinstance(call, PickArgs)
+        observation = toolbox.use(call)
+        step = Step(
+            len(record.steps) + 1,
+            action.gap,
+            call.tool,
+            argument_of(call),
+            observation.text,
+            error=observation.error,
+            chunks=observation.chunks,
+            prompt=prompt,
+            candidates=[c.to_dict() for c in offered],
+        )
+        record.steps.append(step)
+        return step
 
     def _opening_searches(
         self, state: ResearchState, record: RoundRecord, toolbox: Toolbox
@@ -550,54 +586,9 @@ class ResearchAgent:
             answer = decided.answer
             state, cited = _cite_dated(state, decided)
         elif state.evidence or state.answer or found:
-            messages: list[Message] = [
-                {"role": "system", "content": self.system_prompt},
-                {
-                    "role": "user",
-                    "content": prompts.render(
-                        "finalize",
-                        evidence=state.render_for_answer(),
-                        passages=rereading.render(found),
-                        question=state.question,
-                    ),
-                },
-            ]
-            try:
-                ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
-                schema = held_to(final_answer_schema(ids), choices)
-                parsed = self._final_answer(messages, schema)
-                if not choices and restates_question(parsed.answer, state.question):
-                    # Once more: what the question names is where it starts, not what it asks for.
-                    # The second answer is held to the names the texts hold beyond the question's
-                    # own words (asked again freely, the small model repeats itself).
-                    names = named_spans(
-                        [
-                            *(f"{e.title}. {e.quote}" for e in state.evidence),
-                            *(f"{s.chunk.subject}. {s.text}" for s in found),
-                        ],
-                        state.question,
-                    )
-                    messages += [
-                        {"role": "assistant", "content": parsed.model_dump_json()},
-                        {
-                            "role": "user",
-                            "content": prompts.render(
-                                "finalize_again",
-                                answer=parsed.answer.strip(),
-                                passages=bool(found),
-                                names=names,
-                            ),
-                        },
-                    ]
-                    with contextlib.suppress(
-                        StructuredOutputError, ContextOverflowError
-                    ):  # else the first stands
-                        parsed = self._final_answer(messages, held_to(schema, names))
-                answer = parsed.answer.strip() or state.answer
-                refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
-                state, cited = rereading.cite(state, found, refs)
-            except (StructuredOutputError, ContextOverflowError):
-                pass
+            answered = self._model_answer(state, found, choices)
+            if answered is not None:
+                answer, state, cited = answered
         if answer and not choices:
             answer = shorten(answer, state.question)
         citations = self._citations(state, answer, cited)
@@ -644,6 +635,61 @@ class ResearchAgent:
                     final.model_copy(update={"evidence": [e for e in final.evidence if e.id in backed]}),
                 )
         return result
+
+    def _model_answer(
+        self, state: ResearchState, found: list[Sentence], choices: tuple[str, ...]
+    ) -> tuple[str | None, ResearchState, list[str]] | None:
+        """The planner's final answer from the evidence and the passages read again: the answer, the
+        state with the passages it cites as evidence, and the ids it cites; None when the model gave
+        no valid answer (the state's own answer stands)."""
+        messages: list[Message] = [
+            {"role": "system", "content": self.system_prompt},
+            {
+                "role": "user",
+                "content": prompts.render(
+                    "finalize",
+                    evidence=state.render_for_answer(),
+                    passages=rereading.render(found),
+                    question=state.question,
+                ),
+            },
+        ]
+        try:
+            ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
+            schema = held_to(final_answer_schema(ids), choices)
+            parsed = self._final_answer(messages, schema)
+            if not choices and restates_question(parsed.answer, state.question):
+                # Once more: what the question names is where it starts, not what it asks for.
+                # The second answer is held to the names the texts hold beyond the question's
+                # own words (asked again freely, the small model repeats itself).
+                names = named_spans(
+                    [
+                        *(f"{e.title}. {e.quote}" for e in state.evidence),
+                        *(f"{s.chunk.subject}. {s.text}" for s in found),
+                    ],
+                    state.question,
+                )
+                messages += [
+                    {"role": "assistant", "content": parsed.model_dump_json()},
+                    {
+                        "role": "user",
+                        "content": prompts.render(
+                            "finalize_again",
+                            answer=parsed.answer.strip(),
+                            passages=bool(found),
+                            names=names,
+                        ),
+                    },
+                ]
+                with contextlib.suppress(
+                    StructuredOutputError, ContextOverflowError
+                ):  # else the first stands
+                    parsed = self._final_answer(messages, held_to(schema, names))
+        except (StructuredOutputError, ContextOverflowError):
+            return None
+        answer = parsed.answer.strip() or state.answer
+        refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
+        return (answer, *rereading.cite(state, found, refs))
 
     def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
         generation = self.planner.generate(

@@ -12,18 +12,20 @@ from retrac_local import state
 from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
 
 
-class Strict(state.Strict):
+class Written(state.Strict):
+    """What a model writes through a grammar: strict, and its compiled grammar cached on disk."""
+
     grammar_cache: ClassVar[bool] = True  # whether the compiled grammar may be pickled to disk
 
 
-class Action(Strict):
+class Action(Written):
     """One planner step."""
 
     gap: str = Field(description="what this call should find out")
     call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs = Field(discriminator="tool")
 
 
-class NewEvidence(Strict):
+class NewEvidence(Written):
     """A fact read in the round's sentences. Code finds the sentence that states it and stores that
     sentence, verbatim, as the quote: small models paraphrase when asked to copy, and pick the wrong
     label when asked to point, but state facts well."""
@@ -31,13 +33,13 @@ class NewEvidence(Strict):
     fact: str = Field(description="one fact from the sentences, with names, numbers and dates copied exactly")
 
 
-class ConclusionDraft(Strict):
+class ConclusionDraft(Written):
     text: str
     evidence_ids: list[str] = Field(max_length=4)
     inference: bool
 
 
-class StateUpdate(Strict):
+class StateUpdate(Written):
     """The compressor's output: code merges it into the previous state."""
 
     # Field order is generation order: evidence, then what follows from it, then the answer.
@@ -55,11 +57,11 @@ class StateUpdate(Strict):
     next_plan: list[str] = Field(max_length=2)
 
 
-class ConstraintsDraft(Strict):
+class ConstraintsDraft(Written):
     constraints: list[str] = Field(max_length=4)
 
 
-class FinalAnswer(Strict):
+class FinalAnswer(Written):
     answer: str = Field(description="short answer: a name, date, number, or yes/no")
     evidence_ids: list[str] = Field(max_length=4)
 
@@ -114,7 +116,7 @@ def _next_number(evidence_ids: list[str]) -> int:
     return max((int(i[1:]) for i in evidence_ids if i[1:].isdigit()), default=0) + 1
 
 
-class ShortAnswer(Strict):
+class ShortAnswer(Written):
     """The answer of the baselines (ReAct's forced answer, RAG): no state, so no evidence ids."""
 
     answer: str = Field(description="short answer: a name, date, number, or yes/no")
