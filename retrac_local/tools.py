@@ -1,6 +1,9 @@
-"""The agent's tools: small classes with a name, a description, an `Args` model and one call.
+"""The agent's tools: small classes with a name, a description, an `Args` model and one call, and
+the one registry they are listed in.
 
-Each `Args` model is also what the planner's grammar is built from. The agent has no tool that
+A tool is one class and one `register` line: the toolbox, the planner's and ReAct's action
+grammars (each tool's `Args` model is a choice of the `call` field) and the tool list of the
+prompts are all read from the registry, in its order. The agent has no tool that
 writes files, runs code or reaches the network: documents are data, never instructions.
 A tool never raises for the model's mistakes (an unknown id, an empty query): it returns an
 observation that says what went wrong, so the model can change course.
@@ -9,10 +12,11 @@ observation that says what went wrong, so the model can change course.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
+from retrac_local.config import RetrievalSettings
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import Strict
@@ -53,15 +57,36 @@ def _words(text: str, limit: int) -> str:
     return " ".join(words[:limit]) + (" …" if len(words) > limit else "")
 
 
+class Tool(Protocol):
+    """What a tool declares. `argument`: the field of `Args` a step records as its argument."""
+
+    name: str
+    description: str
+    Args: type[Strict]
+    argument: str
+
+    @classmethod
+    def build(cls, corpus: Corpus, retrieval: RetrievalSettings) -> Tool:
+        """The tool for one run over `corpus`, with the retrieval settings it needs."""
+        ...
+
+    def __call__(self, args: Any) -> Observation: ...
+
+
 class SearchTool:
     name = "search"
     description = (
         "search(query): hybrid keyword and meaning search over the documents; returns chunk ids with text"
     )
-    Args = SearchArgs
+    Args: type[Strict] = SearchArgs
+    argument = "query"
 
     def __init__(self, corpus: Corpus, k: int = 4, hit_words: int = 80, context_window: int = 1) -> None:
         self.corpus, self.k, self.hit_words, self.context_window = corpus, k, hit_words, context_window
+
+    @classmethod
+    def build(cls, corpus: Corpus, retrieval: RetrievalSettings) -> SearchTool:
+        return cls(corpus, k=retrieval.k, hit_words=retrieval.hit_words, context_window=retrieval.open_window)
 
     def __call__(self, args: SearchArgs, page: int = 0) -> Observation:
         """Hits `page * k + 1` … `(page + 1) * k`: a search made again shows the next results."""
@@ -111,11 +136,16 @@ def more_in_document(n: int) -> str:
 class OpenTool:
     name = "open"
     description = "open(id): read a chunk (id like doc-name#2) with the text around it in its section"
-    Args = OpenArgs
+    Args: type[Strict] = OpenArgs
+    argument = "id"
     SECTION_REACH = 8  # chunks on each side looked at for the rest of a section
 
     def __init__(self, corpus: Corpus, window: int = 1, max_words: int = 400) -> None:
         self.corpus, self.window, self.max_words = corpus, window, max_words
+
+    @classmethod
+    def build(cls, corpus: Corpus, retrieval: RetrievalSettings) -> OpenTool:
+        return cls(corpus, window=retrieval.open_window)
 
     def __call__(self, args: OpenArgs) -> Observation:
         """A chunk of a sectioned document is read with its section around it, nearest chunks first,
@@ -184,7 +214,12 @@ class CalculateTool:
         "calculate(expression): exact arithmetic for dates and numbers: + - * / ^, min, max, abs, round, "
         "years_between(YYYY-MM-DD, YYYY-MM-DD), days_between(…)"
     )
-    Args = CalculateArgs
+    Args: type[Strict] = CalculateArgs
+    argument = "expression"
+
+    @classmethod
+    def build(cls, corpus: Corpus, retrieval: RetrievalSettings) -> CalculateTool:
+        return cls()
 
     def __call__(self, args: CalculateArgs) -> Observation:
         from retrac_local.calc import CalcError, calculate
@@ -195,15 +230,44 @@ class CalculateTool:
             return Observation(f"calculate {args.expression!r} failed: {e}", error="bad expression")
 
 
-Tool = SearchTool | OpenTool | CalculateTool
-TOOL_NAMES = ("search", "open", "calculate")  # the steps that count as tool calls (finish does not)
+# -- the registry ------------------------------------------------------------------------------
+TOOLS: dict[str, type[Tool]] = {}  # name → tool class, in the order the grammars and prompts list them
 
 
-ARGUMENT_FIELD = {"search": "query", "open": "id", "calculate": "expression", "finish": "answer"}  # per tool
+def register(tool: type[Tool]) -> type[Tool]:
+    """Add a tool for every agent; a name already registered is refused."""
+    if tool.name in TOOLS or tool.name in ("finish", "pick"):
+        raise ValueError(f"a tool named {tool.name!r} is already registered")
+    TOOLS[tool.name] = tool
+    return tool
 
 
-def argument_of(call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs) -> str:
-    return str(getattr(call, ARGUMENT_FIELD[call.tool]))
+def unregister(name: str) -> None:
+    TOOLS.pop(name, None)
+
+
+register(SearchTool)
+register(OpenTool)
+register(CalculateTool)
+
+
+def tool_names() -> tuple[str, ...]:
+    """The steps that count as tool calls (finish does not)."""
+    return tuple(TOOLS)
+
+
+def argument_field(tool: str) -> str:
+    """The field of a call to `tool` that a step records as its argument."""
+    return "answer" if tool == "finish" else TOOLS[tool].argument
+
+
+def argument_of(call: Any) -> str:
+    return str(getattr(call, argument_field(call.tool)))
+
+
+def call_models() -> tuple[type[Strict], ...]:
+    """The choices of an action's `call`: each registered tool's arguments, then finish."""
+    return (*(t.Args for t in TOOLS.values()), FinishArgs)
 
 
 def tool_descriptions(tools: list[Tool]) -> str:

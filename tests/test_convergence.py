@@ -11,7 +11,7 @@ from retrac_local.agent.convergence import answer_supported, converged
 from retrac_local.agent.diff import diff_states
 from retrac_local.agent.linking import question_names
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.schemas import Action
+from retrac_local.agent.schemas import action_schema
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
@@ -115,8 +115,8 @@ def test_question_names_are_the_entities_asked_about() -> None:
 
 def test_every_tool_call_names_its_gap() -> None:
     with pytest.raises(ValidationError):
-        Action.model_validate({"call": {"tool": "search", "query": "x"}})
-    assert Action.model_json_schema()["required"] == ["gap", "call"]
+        action_schema().model_validate({"call": {"tool": "search", "query": "x"}})
+    assert action_schema().model_json_schema()["required"] == ["gap", "call"]
 
 
 def test_the_planner_prompt_carries_the_working_rules() -> None:

@@ -58,7 +58,7 @@ def test_real_embeddings_find_the_right_document(demo_home: Path, monkeypatch: p
 
 
 def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) -> None:
-    from retrac_local.agent.schemas import Action
+    from retrac_local.agent.schemas import action_schema
     from retrac_local.llm.llamacpp import LlamaCppLLM
     from retrac_local.llm.structured import SchemaConstrainer
 
@@ -69,8 +69,8 @@ def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) 
         {"role": "system", "content": "Reply with one JSON action: search, open or finish."},
         {"role": "user", "content": "Question: who designed the Tessel Bridge?"},
     ]
-    first = llm.generate(messages, schema=Action, max_tokens=120)
-    assert isinstance(first.parsed, Action) and first.finish_reason == "stop"
+    first = llm.generate(messages, schema=action_schema(), max_tokens=120)
+    assert isinstance(first.parsed, action_schema()) and first.finish_reason == "stop"
     assert first.usage.prompt_tokens > 0 and first.usage.completion_tokens > 0
     second = llm.generate(
         messages
@@ -78,18 +78,18 @@ def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) 
             {"role": "assistant", "content": first.text},
             {"role": "user", "content": "search found nothing; try again"},
         ],
-        schema=Action,
+        schema=action_schema(),
         max_tokens=120,
     )
-    assert isinstance(second.parsed, Action)
+    assert isinstance(second.parsed, action_schema())
     assert second.usage.cached_tokens >= first.usage.prompt_tokens - 1  # the shared prefix was not recomputed
     [cached] = (tmp_path / "grammars").glob("index-*.bin")
     fresh = SchemaConstrainer(llm._llama, tmp_path / "grammars")
-    fresh.index_for(Action)
+    fresh.index_for(action_schema())
     assert fresh.compile_seconds == {}  # loaded from disk, not compiled again
     cached.write_bytes(cached.read_bytes()[:1000])  # torn (or tampered): data, never run; rebuilt
     rebuilt = SchemaConstrainer(llm._llama, tmp_path / "grammars")
-    rebuilt.index_for(Action)
+    rebuilt.index_for(action_schema())
     assert "Action" in rebuilt.compile_seconds
 
 

@@ -10,7 +10,7 @@ import typing
 import pytest
 
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.schemas import Action, StateUpdate
+from retrac_local.agent.schemas import StateUpdate, action_schema
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.corpus.fake import MemoryCorpus
@@ -36,7 +36,7 @@ def injected_corpus(orrin: MemoryCorpus) -> MemoryCorpus:
 
 
 def test_the_planner_can_only_search_open_calculate_or_finish() -> None:
-    call = typing.get_args(Action.model_fields["call"].annotation)
+    call = typing.get_args(action_schema().model_fields["call"].annotation)
     tools = {typing.get_args(model.model_fields["tool"].annotation)[0] for model in call}
     assert tools == {"search", "open", "calculate", "finish"}  # nothing writes files, runs code or connects
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from retrac_local.agent.schemas import Action
+from retrac_local.agent.schemas import action_schema
 from retrac_local.config import ModelSettings, SamplingSettings, load_settings
 from retrac_local.errors import ModelError
 from retrac_local.llm.server import ServerLLM
@@ -81,8 +81,8 @@ def test_constrained_json_through_the_server(server: str) -> None:
     messages = [
         {"role": "user", "content": 'Reply with one JSON action: search for "Karn Point Lighthouse".'}
     ]
-    generation = llm.generate(messages, schema=Action, max_tokens=80)
-    assert isinstance(generation.parsed, Action) and generation.parsed.call.tool in (
+    generation = llm.generate(messages, schema=action_schema(), max_tokens=80)
+    assert isinstance(generation.parsed, action_schema()) and generation.parsed.call.tool in (
         "search",
         "open",
         "calculate",

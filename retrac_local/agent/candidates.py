@@ -26,14 +26,14 @@ from typing import Literal
 from pydantic import Field
 
 from retrac_local.agent.linking import _entity, backed, mentions, names_in, question_names
-from retrac_local.agent.schemas import Written
+from retrac_local.agent.schemas import AnyAction, Written, action_schema
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
 from retrac_local.agent.trajectory import STOP_WORDS
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import ResearchState
-from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs, more_in_document
+from retrac_local.tools import more_in_document
 from retrac_local.verify import addresses_the_model
 
 MAX_CANDIDATES = 6
@@ -49,11 +49,13 @@ class PickArgs(Written):
     number: Literal[NUMBERS] = Field(description="the number of a candidate search")  # type: ignore[valid-type]
 
 
-class PlannerAction(Written):
+def planner_action_schema() -> type[AnyAction]:
     """One planner step of Re-TRAC: a candidate by number, or a tool call of its own."""
-
-    gap: str = Field(description="what this call should find out")
-    call: PickArgs | SearchArgs | OpenArgs | CalculateArgs | FinishArgs = Field(discriminator="tool")
+    return action_schema(
+        PickArgs,
+        name="PlannerAction",
+        doc="One planner step of Re-TRAC: a candidate by number, or a tool call of its own.",
+    )
 
 
 @dataclass(frozen=True)

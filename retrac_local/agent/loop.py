@@ -25,7 +25,7 @@ from retrac_local.agent.answers import (
     unsupported,
     wrong_kind_question,
 )
-from retrac_local.agent.candidates import PickArgs, PlannerAction
+from retrac_local.agent.candidates import PickArgs, planner_action_schema
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
@@ -46,7 +46,7 @@ from retrac_local.agent.events import (
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.progress import RunProgress
-from retrac_local.agent.schemas import ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.agent.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import Toolbox, query_key
@@ -59,7 +59,7 @@ from retrac_local.llm.base import LLM, Message
 from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 from retrac_local.state import Evidence, ResearchState, next_evidence_id
-from retrac_local.tools import TOOL_NAMES, Observation, SearchArgs, SearchTool, argument_of
+from retrac_local.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.verify import normalise, quote_in
 
 MAX_CITATIONS = 4
@@ -344,7 +344,9 @@ class ResearchAgent:
             messages.append({"role": "user", "content": prompt})
             try:
                 generation = self.planner.generate(
-                    messages, schema=PlannerAction, max_tokens=self.settings.sampling.action_max_tokens
+                    messages,
+                    schema=planner_action_schema(),
+                    max_tokens=self.settings.sampling.action_max_tokens,
                 )
             except StructuredOutputError as e:
                 invalid += 1
@@ -414,7 +416,7 @@ class ResearchAgent:
         intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
         messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
         for step in record.steps:
-            if step.prompt and step.tool in (*TOOL_NAMES, "finish"):
+            if step.prompt and step.tool in (*tool_names(), "finish"):
                 messages += [
                     {"role": "user", "content": step.prompt},
                     {"role": "assistant", "content": step.action_json()},
@@ -426,7 +428,7 @@ class ResearchAgent:
         record: RoundRecord,
         toolbox: Toolbox,
         question: str,
-        action: PlannerAction,
+        action: AnyAction,
         offered: list[candidates.Candidate],
         prompt: str,
     ) -> Step | None:

@@ -9,7 +9,7 @@ from typing import Any
 from retrac_local.agent.toolbox import Toolbox
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
-from retrac_local.tools import TOOL_NAMES
+from retrac_local.tools import tool_names
 
 
 @dataclass
@@ -28,7 +28,7 @@ class RunProgress:
         toolbox.remember([s["argument"] for s in steps if s["tool"] == "search"])
         return cls(
             toolbox,
-            tool_calls=sum(1 for s in steps if s["tool"] in TOOL_NAMES),
+            tool_calls=sum(1 for s in steps if s["tool"] in tool_names()),
             slots_used=sum(r["stats"].get("slots", 1) for r in rounds),
             seen_chunks={c for s in steps for c in s.get("chunk_ids", [])},
         )

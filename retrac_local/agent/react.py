@@ -18,7 +18,7 @@ from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
-from retrac_local.agent.schemas import Action, ShortAnswer
+from retrac_local.agent.schemas import ShortAnswer, action_schema
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
@@ -67,7 +67,10 @@ class ReactAgent:
             self.meter.iteration = tool_calls + 1
             try:
                 generation = self.planner.generate(
-                    messages, schema=Action, max_tokens=sampling.action_max_tokens, temperature=resample
+                    messages,
+                    schema=action_schema(),
+                    max_tokens=sampling.action_max_tokens,
+                    temperature=resample,
                 )
             except StructuredOutputError as e:
                 invalid += 1

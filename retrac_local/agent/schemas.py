@@ -4,12 +4,13 @@ are not (a maxLength makes the grammar take a minute to compile)."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from functools import cache
+from typing import Any, ClassVar, Literal, Union
 
 from pydantic import Field, create_model
 
 from retrac_local import state
-from retrac_local.tools import CalculateArgs, FinishArgs, OpenArgs, SearchArgs
+from retrac_local.tools import call_models
 
 
 class Written(state.Strict):
@@ -18,11 +19,29 @@ class Written(state.Strict):
     grammar_cache: ClassVar[bool] = True  # whether the compiled grammar may be pickled to disk
 
 
-class Action(Written):
-    """One planner step."""
+class AnyAction(Written):
+    """The fields of every action; its `call` is one of the registered tools' arguments, or finish.
+    Not a grammar itself: `action_schema()` is the one the models write."""
 
     gap: str = Field(description="what this call should find out")
-    call: SearchArgs | OpenArgs | CalculateArgs | FinishArgs = Field(discriminator="tool")
+    call: Any
+
+
+def action_schema(
+    *first: type[state.Strict], name: str = "Action", doc: str = "One planner step."
+) -> type[AnyAction]:
+    """The action grammar: `call` is one of `first`, then the registered tools', then finish
+    (`tools.call_models()`, read when asked, so a tool registered later is in it)."""
+    return _action_schema((*first, *call_models()), name, doc)
+
+
+@cache
+def _action_schema(choices: tuple[type[state.Strict], ...], name: str, doc: str) -> type[AnyAction]:
+    call = Union[choices]  # type: ignore[valid-type]  # noqa: UP007 — a union built at run time
+    model: type[AnyAction] = create_model(
+        name, __base__=AnyAction, __doc__=doc, call=(call, Field(discriminator="tool"))
+    )
+    return model
 
 
 class NewEvidence(Written):

@@ -9,7 +9,7 @@ from typing import Any
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import RetracError
-from retrac_local.tools import CalculateTool, Observation, OpenTool, SearchTool, Tool, tool_descriptions
+from retrac_local.tools import TOOLS, Observation, SearchTool, Tool, tool_descriptions
 
 REPEATED = "repeated query"
 
@@ -21,11 +21,8 @@ def query_key(query: str) -> str:
 
 class Toolbox:
     def __init__(self, corpus: Corpus, settings: Settings) -> None:
-        r = settings.retrieval
         self.tools: dict[str, Tool] = {
-            "search": SearchTool(corpus, k=r.k, hit_words=r.hit_words, context_window=r.open_window),
-            "open": OpenTool(corpus, window=r.open_window),
-            "calculate": CalculateTool(),
+            name: tool.build(corpus, settings.retrieval) for name, tool in TOOLS.items()
         }
         self.pages: dict[str, int] = {}  # result pages each search of this run has shown
 

@@ -11,7 +11,7 @@ from typing import Any
 from retrac_local.agent.events import RoundEnd
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
-from retrac_local.tools import ARGUMENT_FIELD, TOOL_NAMES
+from retrac_local.tools import argument_field, tool_names
 from retrac_local.verify import addresses_the_model
 
 
@@ -37,7 +37,7 @@ class Step:
     def action_json(self) -> str:
         """The action as the planner wrote it (for replaying a carried round)."""
         tool = "search" if self.tool == "pick" else self.tool
-        call = {"tool": tool, ARGUMENT_FIELD[tool]: self.argument}
+        call = {"tool": tool, argument_field(tool): self.argument}
         return json.dumps({"gap": self.gap, "call": call}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -63,7 +63,7 @@ class RoundRecord:
 
     @property
     def tool_calls(self) -> int:
-        return sum(1 for s in self.steps if s.tool in TOOL_NAMES)
+        return sum(1 for s in self.steps if s.tool in tool_names())
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -71,12 +71,15 @@ def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, A
 
 def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
     """Decoding tokens/s with and without the grammar, the prompt cached both times."""
-    from retrac_local.agent.schemas import Action, state_update_schema
+    from retrac_local.agent.schemas import action_schema, state_update_schema
     from retrac_local.errors import StructuredOutputError
 
     planner, _ = app.llms()
     out: dict[str, Any] = {}
-    schemas = {"Action": (Action, 160), "StateUpdate": (state_update_schema(True, ["E1", "E2"]), 600)}
+    schemas = {
+        "Action": (action_schema(), 160),
+        "StateUpdate": (state_update_schema(True, ["E1", "E2"]), 600),
+    }
     messages = [
         {"role": "user", "content": PROMPT + "\nWrite the JSON requested, filling every field with detail."}
     ]
@@ -114,7 +117,7 @@ GRAMMAR_PROBE = """
 import json, sys, time
 from pathlib import Path
 from retrac_local.api import Retrac
-from retrac_local.agent.schemas import Action, FinalAnswer
+from retrac_local.agent.schemas import FinalAnswer, action_schema
 from retrac_local.llm.structured import SchemaConstrainer
 app = Retrac()
 planner, _ = app.llms()
@@ -122,7 +125,7 @@ c = SchemaConstrainer(planner._llama, Path(sys.argv[1]))
 start = time.perf_counter()
 c._vocab()  # the model's vocabulary for the grammar: prepared once per process, cache or not
 out = {"vocabulary": {"seconds": round(time.perf_counter() - start, 3), "compiled": False}}
-for schema in (Action, FinalAnswer):
+for schema in (action_schema(), FinalAnswer):
     start = time.perf_counter()
     c.index_for(schema)
     out[schema.__name__] = {"seconds": round(time.perf_counter() - start, 3), "compiled": schema.__name__ in c.compile_seconds}
