@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from retrac_local.text import words_of
+
 _TYPOGRAPHY = str.maketrans(
     {"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'", "\u2013": "-", "\u2014": "-", "\u00a0": " "}
 )
@@ -65,8 +67,8 @@ def missing_names(fact: str, source_text: str) -> list[str]:
     too ("Rihanna collaborated with …" needs "Rihanna" in the source) unless it is one a sentence
     may start with as a common word: an article, pronoun or preposition, a participle or adverb
     ("Born in …", "Originally …")."""
-    source_words = {w.lower() for w in re.findall(r"\w+", source_text)}
-    words = re.findall(r"\w+", fact)
+    source_words = {w.lower() for w in words_of(source_text)}
+    words = words_of(fact)
     if words and _common_start(words[0]):
         words = words[1:]
     return [w for w in words if w[:1].isupper() and len(w) >= 3 and w.lower() not in source_words]
@@ -255,8 +257,8 @@ def unfaithful(fact: str, quote: str, context: str = "") -> str | None:
     f = normalise(fact).strip()
     if f.endswith("?"):
         return "a question, not a fact"
-    title = {w.lower() for w in re.findall(r"\w+", context)}
-    words = [w.lower() for w in re.findall(r"\w+", f)]
+    title = {w.lower() for w in words_of(context)}
+    words = [w.lower() for w in words_of(f)]
     if title and words and all(w in title for w in words):
         return "the subject's name alone, with nothing said of it"
     link = _LINK.search(f)

@@ -23,6 +23,7 @@ from typing import Literal
 
 from retrac_local.agent.choices import options
 from retrac_local.state import Evidence
+from retrac_local.text import words_of
 from retrac_local.verify import normalise
 
 Kind = Literal["date", "number", "yes/no", "place", "name"]
@@ -263,9 +264,9 @@ def _without_restated_lead(answer: str, question: str) -> str:
     """The answer less its longest lead of two words or more that the question holds word for
     word and that ends in a verb ("Ada Vellacott designed …"), when words are left after it."""
     words = answer.split()
-    q = " " + " ".join(re.findall(r"\w+", normalise(question).lower())) + " "
+    q = " " + " ".join(words_of(normalise(question).lower())) + " "
     for end in range(len(words) - 1, 1, -1):
-        lead = [w.lower() for w in re.findall(r"\w+", " ".join(words[:end]))]
+        lead = [w.lower() for w in words_of(" ".join(words[:end]))]
         if len(lead) >= 2 and _LEAD_VERB.match(lead[-1]) and " " + " ".join(lead) + " " in q:
             return " ".join(words[end:]).strip(" ,;.")
     return answer
@@ -369,7 +370,7 @@ def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:
     document title) contains."""
     backed = [e for e in evidence if e.verified in ("yes", "partial")]
     text = normalise(" ".join(f"{e.title} {e.fact} {e.quote}" for e in backed))
-    words = {w.lower() for w in re.findall(r"\w+", text)}
+    words = {w.lower() for w in words_of(text)}
     numbers = set(re.findall(r"\d+", text.replace(",", "")))
     missing = [n for n in re.findall(r"\d+", normalise(answer).replace(",", "")) if n not in numbers]
     for w in re.findall(r"[^\W\d_][\w'’-]*", normalise(answer)):
@@ -392,8 +393,8 @@ def restates_question(answer: str, question: str) -> bool:
     prepositions aside, a plural "s" aside), where the question asks for something it does not name."""
     if options(question) or expected_kind(question) == "yes/no":
         return False
-    asked = {w.rstrip("s") for w in re.findall(r"\w+", normalise(question).lower())}
-    words = [w.rstrip("s") for w in re.findall(r"\w+", normalise(answer).lower()) if w not in _FILLER]
+    asked = {w.rstrip("s") for w in words_of(normalise(question).lower())}
+    words = [w.rstrip("s") for w in words_of(normalise(answer).lower()) if w not in _FILLER]
     return bool(words) and all(w in asked for w in words)
 
 

@@ -29,10 +29,10 @@ from retrac_local.agent.linking import _entity, backed, mentions, names_in, ques
 from retrac_local.agent.schemas import AnyAction, Written, action_schema
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
-from retrac_local.agent.trajectory import STOP_WORDS
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.state import ResearchState
+from retrac_local.text import STOP_WORDS, long_words_of, words_of
 from retrac_local.tools import more_in_document
 from retrac_local.verify import addresses_the_model
 
@@ -111,7 +111,7 @@ def propose(
     # born"), so that "The tower was designed by the engineer Ada Vellacott" comes before "Karn Point
     # Lighthouse stands on Hesk Island". A name whose document was read already is still offered:
     # searching it brings the rest of that document into the round.
-    asked_words = {w for n in asked for w in re.findall(r"\w+", n.lower())}
+    asked_words = {w for n in asked for w in words_of(n.lower())}
     relation = _content(f"{state.question} {gap}") - asked_words
     found = relevant_sentences(round_chunks, " ".join(sorted(relation)))
     ranked = sorted(range(len(found)), key=lambda i: (-len(relation & _content(found[i][1])), i))
@@ -226,7 +226,7 @@ def render(candidates: list[Candidate]) -> str:
 
 
 def _content(text: str) -> set[str]:
-    return set(re.findall(r"\w{3,}", text.lower())) - STOP_WORDS
+    return set(long_words_of(text.lower())) - STOP_WORDS
 
 
 def _covered(name: str, searched: set[str]) -> bool:

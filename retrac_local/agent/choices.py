@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import create_model
 
+from retrac_local.text import words_of
 from retrac_local.verify import normalise
 
 # A yes/no question names things, not answers: "Are both A and B ... or ...?"
@@ -125,4 +126,4 @@ def _name_run(words: list[str], backwards: bool) -> str:
 
 
 def _key(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.lower()))
+    return " ".join(words_of(text.lower()))

@@ -23,10 +23,11 @@ from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
-from retrac_local.agent.trajectory import STOP_WORDS, Relevance, RoundRecord, Sentence, render_for_compression
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.state import Conclusion, Evidence, ResearchState, next_evidence_id
+from retrac_local.text import STOP_WORDS, long_words_of, words_of
 from retrac_local.verify import normalise, support, support_level, unfaithful
 
 MAX_FAILURES = 8
@@ -139,17 +140,17 @@ def _statement_for_title(fact: str, sentences: list[Sentence], question: str) ->
     """When the "fact" is only a document's title ("Rio Sombre (opera)"), the model meant that
     document and stated nothing of it: its sentence that shares most words with the question (the
     first in reading order on a tie), verbatim, is the fact. None when the fact is not a bare title."""
-    words = [w.lower() for w in re.findall(r"\w+", fact)]
+    words = [w.lower() for w in words_of(fact)]
     if not words:
         return None
     titled = [
         s
         for s in sentences
-        if set(words) <= {w.lower() for w in re.findall(r"\w+", s.chunk.subject)}
+        if set(words) <= {w.lower() for w in words_of(s.chunk.subject)}
         and not unfaithful(s.text, s.text, s.chunk.subject)
     ]
-    asked = set(re.findall(r"\w{3,}", question.lower())) - STOP_WORDS
-    best = max(titled, key=lambda s: len(asked & set(re.findall(r"\w{3,}", s.text.lower()))), default=None)
+    asked = set(long_words_of(question.lower())) - STOP_WORDS
+    best = max(titled, key=lambda s: len(asked & set(long_words_of(s.text.lower()))), default=None)
     return best.text if best is not None else None
 
 
@@ -271,15 +272,15 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     names = question_names(state.question)
     if not names or anchored_evidence(state):
         return state
-    name_words = {w for n in names for w in re.findall(r"\w+", n.lower())}
-    asked = {w for w in re.findall(r"\w{3,}", state.question.lower()) if w not in name_words} - STOP_WORDS
+    name_words = {w for n in names for w in words_of(n.lower())}
+    asked = {w for w in long_words_of(state.question.lower()) if w not in name_words} - STOP_WORDS
     best, best_score = None, 0
     for s in sentences:
         if not any(mentions(s.chunk.subject, n) for n in names) or unfaithful(
             s.text, s.text, s.chunk.subject
         ):
             continue  # not on a name asked about, or not a statement (a heading, a question)
-        score = len(asked & set(re.findall(r"\w{3,}", s.text.lower())))
+        score = len(asked & set(long_words_of(s.text.lower())))
         if score > best_score and not _duplicate(state.evidence, s.chunk.chunk_id, s.text):
             best, best_score = s, score
     if best is None:
@@ -304,27 +305,24 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     sentence states gets none, and stays unsupported."""
     if not state.answer:
         return state
-    words = [w for w in re.findall(r"\w+", normalise(state.answer).lower()) if len(w) >= 3 or w.isdigit()]
+    words = [w for w in words_of(normalise(state.answer).lower()) if len(w) >= 3 or w.isdigit()]
     if not words or normalise(state.answer).lower() in ("yes", "no"):
         return state
     # A conclusion citing evidence does not count here: the quote itself must state the answer.
     if any(
-        all(w in re.findall(r"\w+", normalise(f"{e.quote} {e.fact}").lower()) for w in words)
-        for e in backed(state)
+        all(w in words_of(normalise(f"{e.quote} {e.fact}").lower()) for w in words) for e in backed(state)
     ):
         return state
-    asked = set(re.findall(r"\w{3,}", state.question.lower())) - STOP_WORDS
+    asked = set(long_words_of(state.question.lower())) - STOP_WORDS
     holding = [
         s
         for s in sentences
-        if all(w in re.findall(r"\w+", normalise(s.text).lower()) for w in words)
+        if all(w in words_of(normalise(s.text).lower()) for w in words)
         and not unfaithful(s.text, s.text, s.chunk.subject)
     ]
     if not holding:
         return state
-    best = max(
-        holding, key=lambda s: len(asked & set(re.findall(r"\w{3,}", f"{s.chunk.subject} {s.text}".lower())))
-    )
+    best = max(holding, key=lambda s: len(asked & set(long_words_of(f"{s.chunk.subject} {s.text}".lower()))))
     if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
         return state
     quote = Evidence(

@@ -33,6 +33,7 @@ from typing import Literal
 from retrac_local.agent.choices import options
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
+from retrac_local.text import words_of
 from retrac_local.verify import normalise
 
 Order = Literal["earliest", "latest"]
@@ -441,7 +442,7 @@ def _all_dates(text: str) -> list[When]:
 
 
 def _key(text: str) -> list[str]:
-    return re.findall(r"\w+", normalise(text).lower())
+    return words_of(normalise(text).lower())
 
 
 _ARTICLES = {"the", "a", "an"}

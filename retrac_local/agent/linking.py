@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from retrac_local.state import Evidence, ResearchState
+from retrac_local.text import words_of
 from retrac_local.verify import normalise
 
 _QUESTION_WORDS = frozenset(
@@ -102,13 +103,13 @@ def names_in(text: str) -> list[str]:
 
 
 def _words(name: str) -> list[str]:
-    return [w for w in re.findall(r"\w+", name.lower()) if len(w) >= 3 or w.isdigit()]
+    return [w for w in words_of(name.lower()) if len(w) >= 3 or w.isdigit()]
 
 
 def mentions(text: str, name: str) -> bool:
     """At least two thirds of the name's words occur in the text ("Karn Point Light" for "Karn Point Lighthouse")."""
     words = _words(name)
-    hay = set(re.findall(r"\w+", normalise(text).lower()))
+    hay = set(words_of(normalise(text).lower()))
     return bool(words) and sum(w in hay for w in words) * 3 >= len(words) * 2
 
 
@@ -135,7 +136,7 @@ def answer_evidence(state: ResearchState) -> list[Evidence]:
     if not state.answer:
         return []
     answer = normalise(state.answer).lower()
-    words = [w for w in re.findall(r"\w+", answer) if len(w) >= 3 or w.isdigit()]
+    words = [w for w in words_of(answer) if len(w) >= 3 or w.isdigit()]
     if not words:
         return []
     pool = backed(state)

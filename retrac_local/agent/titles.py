@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from retrac_local.agent.trajectory import STOP_WORDS
+from retrac_local.text import STOP_WORDS
 
 MAX_TITLE_WORDS = 8
 MIN_TITLE_CHARS = 4

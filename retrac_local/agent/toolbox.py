@@ -3,12 +3,12 @@ single search): a repeated search is refused, and a broken store becomes an obse
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import RetracError
+from retrac_local.text import words_of
 from retrac_local.tools import TOOLS, Observation, SearchTool, Tool, tool_descriptions
 
 REPEATED = "repeated query"
@@ -16,7 +16,7 @@ REPEATED = "repeated query"
 
 def query_key(query: str) -> str:
     """Two searches with the same words, in any order and case, are the same search."""
-    return " ".join(sorted(set(re.findall(r"\w+", query.lower()))))
+    return " ".join(sorted(set(words_of(query.lower()))))
 
 
 class Toolbox:

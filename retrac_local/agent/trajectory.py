@@ -11,6 +11,7 @@ from typing import Any
 from retrac_local.agent.events import RoundEnd
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
+from retrac_local.text import STOP_WORDS, long_words_of
 from retrac_local.tools import argument_field, tool_names
 from retrac_local.verify import addresses_the_model
 
@@ -193,49 +194,11 @@ def _informative(sentence: str) -> bool:
     return not sentence.startswith("#") and len(sentence.split()) >= 4 and not addresses_the_model(sentence)
 
 
-STOP_WORDS = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "was",
-        "were",
-        "what",
-        "which",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "how",
-        "did",
-        "does",
-        "with",
-        "from",
-        "that",
-        "this",
-        "are",
-        "has",
-        "had",
-        "have",
-        "its",
-        "into",
-        "than",
-        "then",
-        "there",
-        "their",
-        "they",
-        "been",
-        "also",
-    ]
-)
-
-
 def word_overlap(texts: list[str], queries: list[str]) -> list[float]:
     """The largest share of a query's words (stop words aside) that a text contains."""
-    query_words = [set(re.findall(r"\w{3,}", q.lower())) - STOP_WORDS for q in queries]
+    query_words = [set(long_words_of(q.lower())) - STOP_WORDS for q in queries]
     out = []
     for text in texts:
-        words = set(re.findall(r"\w{3,}", text.lower()))
+        words = set(long_words_of(text.lower()))
         out.append(max((len(words & q) / len(q) for q in query_words if q), default=0.0))
     return out
