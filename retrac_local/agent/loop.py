@@ -79,8 +79,8 @@ class ResearchAgent:
         self.relevance = relevance
         self.memory = memory if settings.memory.enabled else None
         self.meter = Meter()
-        self.planner = MeteredLLM(planner, "planner", self.meter)
-        self.compressor = MeteredLLM(compressor, "compressor", self.meter)
+        self.planner: LLM = MeteredLLM(planner, "planner", self.meter)
+        self.compressor: LLM = MeteredLLM(compressor, "compressor", self.meter)
         self.corpus = corpus
         self.settings = settings
         self.store = store

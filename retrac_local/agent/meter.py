@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any
 
 from pydantic import BaseModel
 
 from retrac_local.errors import StructuredOutputError
 from retrac_local.llm.base import LLM, Generation, Message, Usage
-
-T = TypeVar("T", bound=BaseModel)
 
 
 @dataclass
@@ -42,7 +40,8 @@ class Meter:
 
 
 class MeteredLLM:
-    """An LLM that reports each call to a Meter; the same interface as the model it wraps."""
+    """An LLM that reports each call to a Meter; the same interface as the model it wraps (hold it as
+    an `LLM`, whose overloads say what each call returns)."""
 
     def __init__(self, inner: LLM, role: str, meter: Meter) -> None:
         self.inner, self.role, self.meter = inner, role, meter
@@ -50,26 +49,6 @@ class MeteredLLM:
 
     def count_tokens(self, text: str) -> int:
         return self.inner.count_tokens(text)
-
-    @overload
-    def generate(
-        self,
-        messages: list[Message],
-        *,
-        schema: type[T],
-        max_tokens: int = 256,
-        temperature: float | None = None,
-    ) -> Generation[T]: ...
-
-    @overload
-    def generate(
-        self,
-        messages: list[Message],
-        *,
-        schema: None = None,
-        max_tokens: int = 256,
-        temperature: float | None = None,
-    ) -> Generation[None]: ...
 
     def generate(
         self,

@@ -20,7 +20,7 @@ from retrac_local.llm.base import LLM, Message
 class RagAnswerer:
     def __init__(self, llm: LLM, corpus: Corpus, settings: Settings, k: int = 5) -> None:
         self.meter = Meter(purpose="answer")
-        self.llm = MeteredLLM(llm, "planner", self.meter)
+        self.llm: LLM = MeteredLLM(llm, "planner", self.meter)
         self.corpus, self.settings, self.k = corpus, settings, k
 
     def run(self, question: str) -> RunResult:

@@ -32,7 +32,7 @@ MAX_REFUSED_FINISHES = 3
 class ReactAgent:
     def __init__(self, planner: LLM, corpus: Corpus, settings: Settings) -> None:
         self.meter = Meter()
-        self.planner = MeteredLLM(planner, "planner", self.meter)
+        self.planner: LLM = MeteredLLM(planner, "planner", self.meter)
         self.corpus, self.settings = corpus, settings
 
     def run(self, question: str) -> RunResult:
