@@ -127,8 +127,8 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
-# The README's two evaluation tables, rewritten from the committed results (no model runs): each goes
-# between the README's '<!-- first-N -->' and '<!-- /first-N -->' lines.
+# The README's evaluation tables, rewritten from the committed results (no model runs): each goes
+# between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5).
 readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horizon tables from docs/eval (no model runs)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md >/dev/null

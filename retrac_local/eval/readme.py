@@ -34,7 +34,7 @@ def replace_block(text: str, name: str, body: str) -> str:
     if ends[0] < starts[0]:
         raise ValueError(f"'{end}' comes before '{start}'")
     head, tail = "".join(lines[: starts[0]]), "".join(lines[ends[0] + 1 :])
-    newline = "\n" if tail or lines[ends[0]].endswith("\n") else ""
+    newline = "\n" if lines[ends[0]].endswith("\n") else ""  # only a document's last line may lack one
     return f"{head}{start}\n{body.strip()}\n{end}{newline}{tail}"
 
 
