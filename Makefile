@@ -41,6 +41,7 @@ EVAL_OUT ?= $(CURDIR)/docs/eval/hotpotqa
 EVAL_LIMIT ?= 30
 WIDE_LIMIT ?= 100
 LONG_LIMIT ?= 5
+LONG_OUT ?= $(CURDIR)/docs/eval/hotpotqa-horizon
 RETRAC = $(VENV)/bin/retrac
 
 .PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
@@ -131,14 +132,15 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
-# The README's two evaluation tables, rewritten from the committed results (no model runs): each goes
-# between the README's '<!-- first-N -->' and '<!-- /first-N -->' lines.
-readme-tables: setup  ## rewrite the README's first-30 and first-100 tables from docs/eval/hotpotqa (no model runs)
+# The README's evaluation tables, rewritten from the committed results (no model runs): each goes
+# between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5).
+readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horizon tables from docs/eval (no model runs)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md >/dev/null
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) --report-only \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)" \
 		--readme README.md >/dev/null
+	$(LONG_EVAL) --report-only --readme README.md >/dev/null
 
 # The answers removed from the collection (in a copy of it): how often does each mode still answer?
 eval-unanswerable: eval-corpus  ## Re-TRAC, ReAct and RAG on the first EVAL_LIMIT questions with their gold paragraphs hidden (docs/eval/unanswerable)
@@ -158,10 +160,12 @@ eval-split: eval-corpus  ## Re-TRAC with each planner/compressor assignment of t
 	$(PY) -m retrac_local.eval.split $(SPLIT_OUT)
 
 # Long horizon: 8 rounds of 3 tool calls, and no finishing before 24 tool calls, for every agent.
-eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool calls, first LONG_LIMIT questions (bench-out/eval-long)
-	RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \
-		RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
-		--limit $(LONG_LIMIT) --mode retrac,react --out $(BENCH_DIR)/eval-long --title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
+LONG_EVAL = RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \
+	RETRAC_BUDGET__MIN_TOOL_CALLS=24 $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(LONG_LIMIT) \
+	--mode retrac,react --out $(LONG_OUT) --report-name long-$(LONG_LIMIT) \
+	--title "HotpotQA dev, first $(LONG_LIMIT), long horizon"
+eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool calls, first LONG_LIMIT questions (docs/eval/hotpotqa-horizon)
+	$(LONG_EVAL)
 
 # Long documents: the same paragraphs bound 30-60 to a Markdown document (a section each), in a home
 # of their own; doc recall counts the gold paragraphs the retrieved chunks hold.
@@ -182,7 +186,7 @@ figures: bench-speed bench-builds bench-retrieval eval eval-wide eval-long readm
 	mkdir -p docs/figures
 	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-context.png docs/figures/eval-context.png
 	cp $(EVAL_OUT)/first-$(EVAL_LIMIT)-f1-vs-tokens.png docs/figures/eval-f1-vs-tokens.png
-	cp $(BENCH_DIR)/eval-long/summary-context.png docs/figures/eval-long-context.png
+	cp $(LONG_OUT)/long-$(LONG_LIMIT)-context.png docs/figures/eval-long-context.png
 
 bench-speed: setup  ## llama.cpp ceiling vs constrained decoding, KV-cache reuse, overhead, start-up (bench-out/speed)
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs

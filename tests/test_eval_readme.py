@@ -43,6 +43,19 @@ def test_a_similar_name_is_not_the_block() -> None:
     assert new == "<!-- first-20 -->\nkeep\n<!-- /first-20 -->\n<!-- first-2 -->\ny\n<!-- /first-2 -->\n"
 
 
+def test_a_marker_quoted_in_a_sentence_is_text_not_a_marker() -> None:
+    doc = "The tables go between `<!-- first-2 -->` and `<!-- /first-2 -->`.\n" + DOC
+    new = replace_block(doc, "first-2", "y")
+    assert new.startswith("The tables go between `<!-- first-2 -->` and `<!-- /first-2 -->`.\n# Title")
+    assert "<!-- first-2 -->\ny\n<!-- /first-2 -->\n\nAfter.\n" in new
+
+
+def test_a_block_at_the_very_end_keeps_the_document_as_it_ended() -> None:
+    assert replace_block("<!-- first-2 -->\nx\n<!-- /first-2 -->", "first-2", "y") == (
+        "<!-- first-2 -->\ny\n<!-- /first-2 -->"
+    )
+
+
 def _evaluated(tmp_path: Path) -> tuple[Path, Path]:
     questions = tmp_path / "q.jsonl"
     questions.write_text(

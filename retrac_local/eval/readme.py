@@ -22,16 +22,20 @@ def _markers(name: str) -> tuple[str, str]:
 
 
 def replace_block(text: str, name: str, body: str) -> str:
-    """`text` with the block named `name` holding `body`; everything outside the block is kept."""
+    """`text` with the block named `name` holding `body`; everything outside the block is kept. A
+    marker is a line of its own: the same comment quoted inside a sentence is text, not a marker."""
     start, end = _markers(name)
-    if text.count(start) != 1 or text.count(end) != 1:
-        found = f"{text.count(start)} '{start}' and {text.count(end)} '{end}'"
-        raise ValueError(f"needs exactly one '{start}' and one '{end}' (found {found})")
-    head, rest = text.split(start, 1)
-    if end not in rest:
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() == start]
+    ends = [i for i, line in enumerate(lines) if line.strip() == end]
+    if len(starts) != 1 or len(ends) != 1:
+        found = f"{len(starts)} '{start}' and {len(ends)} '{end}'"
+        raise ValueError(f"needs exactly one line '{start}' and one line '{end}' (found {found})")
+    if ends[0] < starts[0]:
         raise ValueError(f"'{end}' comes before '{start}'")
-    tail = rest.split(end, 1)[1]
-    return f"{head}{start}\n{body.strip()}\n{end}{tail}"
+    head, tail = "".join(lines[: starts[0]]), "".join(lines[ends[0] + 1 :])
+    newline = "\n" if lines[ends[0]].endswith("\n") else ""  # only a document's last line may lack one
+    return f"{head}{start}\n{body.strip()}\n{end}{newline}{tail}"
 
 
 def write_block(path: Path, name: str, body: str) -> bool:
