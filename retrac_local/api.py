@@ -16,13 +16,13 @@ from typing import Literal
 
 from retrac_local.agent.events import Event, RunFinished, RunResult
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.memory import RunMemory
 from retrac_local.config import Settings, check_context, load_settings
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
 from retrac_local.corpus.store import CorpusStore, Hit, Method
 from retrac_local.errors import CorpusError, RetracError
 from retrac_local.llm.base import LLM
-from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 
 MAX_QUESTION_CHARS = 2000  # ~500 tokens: a question, not a document (documents are ingested)

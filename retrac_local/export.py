@@ -13,10 +13,10 @@ from typing import Any, Literal
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from retrac_local.agent.verify import normalise
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import label
 from retrac_local.runstore import RunStore
-from retrac_local.verify import normalise
 
 Format = Literal["json", "md", "html"]
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -113,7 +113,7 @@ def _conflicts(state: dict[str, Any]) -> list[str]:
     if not state.get("conflicts"):
         return []
     from retrac_local.agent.conflicts import describe
-    from retrac_local.state import ResearchState
+    from retrac_local.agent.state import ResearchState
 
     parsed = ResearchState.model_validate(state)
     return [describe(c, parsed) for c in parsed.conflicts]

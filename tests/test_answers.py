@@ -15,7 +15,7 @@ from retrac_local.agent.answers import (
     unsupported,
     wrong_kind_question,
 )
-from retrac_local.state import Evidence
+from retrac_local.agent.state import Evidence
 
 
 @pytest.mark.parametrize(

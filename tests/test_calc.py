@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from retrac_local.calc import CalcError, calculate
-from retrac_local.tools import CalculateArgs, CalculateTool
+from retrac_local.agent.calc import CalcError, calculate
+from retrac_local.agent.tools import CalculateArgs, CalculateTool
 
 
 @pytest.mark.parametrize(

@@ -11,11 +11,11 @@ from retrac_local.agent.compress import (
     flag_unconnected,
 )
 from retrac_local.agent.schemas import StateUpdate
+from retrac_local.agent.state import Conclusion, Evidence, ResearchState
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.llm.fake import ScriptedLLM
-from retrac_local.state import Conclusion, Evidence, ResearchState
 from tests.scripts import update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"

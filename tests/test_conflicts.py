@@ -6,12 +6,12 @@ from __future__ import annotations
 from retrac_local.agent.conflicts import find_conflicts
 from retrac_local.agent.events import RunStatus
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.state import Evidence
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.export import build, render
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
-from retrac_local.state import Evidence
 from tests.scripts import constraints, final, finish, update
 
 

@@ -12,12 +12,12 @@ from retrac_local.agent.diff import diff_states
 from retrac_local.agent.linking import question_names
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.schemas import action_schema
+from retrac_local.agent.state import Conclusion, Evidence, ResearchState
+from retrac_local.agent.tools import tool_descriptions
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore
-from retrac_local.state import Conclusion, Evidence, ResearchState
-from retrac_local.tools import tool_descriptions
 from tests.scripts import constraints, final, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"

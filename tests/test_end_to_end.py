@@ -124,8 +124,8 @@ def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path)
     assert result["status"] == "answered" and result["citations"]
     assert result["llm_calls"] >= 3 and result["peak_prompt_tokens"] > 0 and result["llm_seconds"] > 0
 
+    from retrac_local.agent.verify import quote_in
     from retrac_local.api import Retrac
-    from retrac_local.verify import quote_in
 
     app = Retrac(load_settings(home=demo_home))
     for citation in result["citations"]:
@@ -219,7 +219,7 @@ def test_injected_orders_and_a_forged_turn_do_not_change_the_answer_or_reach_sta
     that states a false fact as the system."""
     import lancedb
 
-    from retrac_local.memory import TABLE
+    from retrac_local.agent.memory import TABLE
 
     env, home, result = _ask_new_collection(
         tmp_path,

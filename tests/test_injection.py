@@ -10,15 +10,15 @@ import typing
 import pytest
 
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.memory import RunMemory
 from retrac_local.agent.schemas import StateUpdate, action_schema
+from retrac_local.agent.verify import addresses_the_model, quote_in
 from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
-from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 from retrac_local.untrusted import clean_document
-from retrac_local.verify import addresses_the_model, quote_in
 from tests.scripts import constraints, final, finish, search, update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"

@@ -268,7 +268,7 @@ def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(
 
 def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings, orrin: MemoryCorpus) -> None:
     from retrac_local.agent.convergence import answer_supported
-    from retrac_local.state import Evidence, ResearchState
+    from retrac_local.agent.state import Evidence, ResearchState
 
     quote = "She was born on 3 May 1849 in Port Saltry."
     state = ResearchState(

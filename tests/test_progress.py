@@ -2,8 +2,8 @@
 
 from retrac_local.agent.events import RoundEnd, StopReason
 from retrac_local.agent.progress import RunProgress
+from retrac_local.agent.tools import SearchArgs
 from retrac_local.corpus.fake import MemoryCorpus
-from retrac_local.tools import SearchArgs
 
 
 def _round(steps: list[dict], **stats: object) -> dict:

@@ -7,10 +7,10 @@ import re
 
 from retrac_local.agent import rereading
 from retrac_local.agent.events import RunStatus
+from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
-from retrac_local.state import Evidence, ResearchState
 from tests.scripts import constraints, final, finish, update
 from tests.test_loop import ROUND_1, Q, make_agent, run
 

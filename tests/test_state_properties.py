@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from retrac_local.agent.compress import apply_update, bound_size
 from retrac_local.agent.schemas import StateUpdate
+from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.trajectory import Sentence
 from retrac_local.corpus.store import Chunk
-from retrac_local.state import Evidence, ResearchState
 from tests.scripts import update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"

@@ -4,10 +4,10 @@ another document of the collection points at where to read next."""
 from __future__ import annotations
 
 from retrac_local.agent.candidates import TITLED, propose
+from retrac_local.agent.state import ResearchState
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
 from retrac_local.corpus.fake import MemoryCorpus
-from retrac_local.state import ResearchState
 
 
 def _found(index: TitleIndex, text: str) -> list[tuple[str, str]]:

@@ -1,5 +1,5 @@
+from retrac_local.agent.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 from retrac_local.corpus.fake import MemoryCorpus
-from retrac_local.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 
 
 def corpus() -> MemoryCorpus:

@@ -1,4 +1,4 @@
-from retrac_local.verify import (
+from retrac_local.agent.verify import (
     missing_names,
     missing_numbers,
     normalise,

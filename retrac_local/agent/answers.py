@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from typing import Literal
 
 from retrac_local.agent.choices import options
-from retrac_local.state import Evidence
+from retrac_local.agent.state import Evidence
+from retrac_local.agent.verify import normalise
 from retrac_local.text import words_of
-from retrac_local.verify import normalise
 
 Kind = Literal["date", "number", "yes/no", "place", "name"]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import create_model
 
+from retrac_local.agent.verify import normalise
 from retrac_local.text import words_of
-from retrac_local.verify import normalise
 
 # A yes/no question names things, not answers: "Are both A and B ... or ...?"
 _YES_NO = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)

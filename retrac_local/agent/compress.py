@@ -23,12 +23,12 @@ from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
+from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
+from retrac_local.agent.verify import normalise, support, support_level, unfaithful
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
-from retrac_local.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.text import STOP_WORDS, long_words_of, words_of
-from retrac_local.verify import normalise, support, support_level, unfaithful
 
 MAX_FAILURES = 8
 _LEADING_TITLE = re.compile(r"^\s*\((?:[^()]|\([^()]*\))*\)\s*")

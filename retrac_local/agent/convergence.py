@@ -6,8 +6,8 @@ from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.events import StopReason
 from retrac_local.agent.linking import answer_evidence, backed, connected
-from retrac_local.state import ResearchState
-from retrac_local.verify import normalise
+from retrac_local.agent.state import ResearchState
+from retrac_local.agent.verify import normalise
 
 
 def answer_supported(state: ResearchState) -> bool:

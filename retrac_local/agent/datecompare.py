@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from retrac_local.agent.choices import options
+from retrac_local.agent.verify import normalise
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.text import words_of
-from retrac_local.verify import normalise
 
 Order = Literal["earliest", "latest"]
 

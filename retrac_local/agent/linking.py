@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from retrac_local.state import Evidence, ResearchState
+from retrac_local.agent.state import Evidence, ResearchState
+from retrac_local.agent.verify import normalise
 from retrac_local.text import words_of
-from retrac_local.verify import normalise
 
 _QUESTION_WORDS = frozenset(
     [

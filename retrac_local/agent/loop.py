@@ -43,24 +43,24 @@ from retrac_local.agent.events import (
     StepTaken,
     StopReason,
 )
+from retrac_local.agent.memory import RunMemory
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
 from retrac_local.agent.progress import RunProgress
 from retrac_local.agent.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
+from retrac_local.agent.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import Toolbox, query_key
+from retrac_local.agent.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
+from retrac_local.agent.verify import normalise, quote_in
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
-from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
-from retrac_local.state import Evidence, ResearchState, next_evidence_id
-from retrac_local.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
-from retrac_local.verify import normalise, quote_in
 
 MAX_CITATIONS = 4
 

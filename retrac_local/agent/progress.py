@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from retrac_local.agent.toolbox import Toolbox
+from retrac_local.agent.tools import tool_names
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
-from retrac_local.tools import tool_names
 
 
 @dataclass

@@ -19,7 +19,7 @@ from retrac_local.batch.worker import AppFactory, Outcome
 from retrac_local.errors import RetracError
 
 if TYPE_CHECKING:
-    from retrac_local.memory import RunMemory
+    from retrac_local.agent.memory import RunMemory
     from retrac_local.runstore import RunStore
 
 Progress = Callable[[BatchLine, int, int], None]  # (line written, lines so far, questions in all)
@@ -91,7 +91,7 @@ class Batch:
     def _remember(self, run_id: str, states: list[dict[str, Any]]) -> None:
         if self.memory is None or not states:
             return
-        from retrac_local.state import ResearchState
+        from retrac_local.agent.state import ResearchState
 
         for state in states:  # memory is a convenience: it must not fail the batch (as in the loop)
             with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):

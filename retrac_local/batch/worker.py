@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from retrac_local.agent.memory import RunMemory
 from retrac_local.batch.transfer import RunRecord, read_run
 from retrac_local.errors import RetracError
-from retrac_local.memory import RunMemory
 from retrac_local.runstore import RunStore
 
 if TYPE_CHECKING:
+    from retrac_local.agent.state import ResearchState
     from retrac_local.api import Retrac
     from retrac_local.config import Settings
     from retrac_local.eval.questions import EvalQuestion
-    from retrac_local.state import ResearchState
 
 AppFactory = Callable[[], "Retrac"]
 

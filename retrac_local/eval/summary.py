@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from retrac_local.agent.answers import expected_kind, fits, unsupported
+from retrac_local.agent.state import Evidence
 from retrac_local.eval import method
 from retrac_local.eval.hidden import honesty
 from retrac_local.eval.rows import Call, EvalRow
-from retrac_local.state import Evidence
 
 FIELDS = (
     "em",

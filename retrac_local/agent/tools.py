@@ -16,10 +16,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
+from retrac_local.agent.state import Strict
 from retrac_local.config import RetrievalSettings
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
-from retrac_local.state import Strict
 
 
 class SearchArgs(Strict):
@@ -222,7 +222,7 @@ class CalculateTool:
         return cls()
 
     def __call__(self, args: CalculateArgs) -> Observation:
-        from retrac_local.calc import CalcError, calculate
+        from retrac_local.agent.calc import CalcError, calculate
 
         try:
             return Observation(f"calculate {args.expression} = {calculate(args.expression)}")

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from retrac_local.agent.state import ResearchState
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.errors import StoreError
 from retrac_local.lazy import require
-from retrac_local.state import ResearchState
 
 TABLE = "runs"
 MAX_FACTS = 8
