@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from retrac_local.errors import ConfigError
@@ -86,7 +86,26 @@ class ModelSettings(Section):
         return value.strip()
 
 
+# Settings renamed since: section → {earlier key: today's key}. Files, the environment and recorded
+# evaluations that use an earlier name still load, read under today's.
+RENAMED = {"sampling": {"state_max_tokens": "update_max_tokens"}}
+
+
+def renamed(section: str, values: Any) -> Any:
+    """`values` of one settings section with earlier keys under today's names (today's name wins)."""
+    names = RENAMED.get(section, {})
+    if not isinstance(values, dict) or not names.keys() & values.keys():
+        return values
+    today = {k: v for k, v in values.items() if k not in names}
+    return {names[k]: v for k, v in values.items() if k in names} | today
+
+
 class SamplingSettings(Section):
+    @model_validator(mode="before")
+    @classmethod
+    def _earlier_names(cls, values: Any) -> Any:
+        return renamed("sampling", values)
+
     temperature: float = Field(0.0, ge=0.0, le=2.0, description="0 = greedy decoding")
     top_p: float = Field(0.95, gt=0.0, le=1.0, description="nucleus sampling mass (temperature > 0 only)")
     repeat_penalty: float = Field(
@@ -94,7 +113,9 @@ class SamplingSettings(Section):
     )
     seed: int = Field(0, description="sampling seed, for repeatable runs")
     action_max_tokens: int = Field(160, ge=16, description="token cap of one planner action")
-    state_max_tokens: int = Field(900, ge=64, description="token cap of one compression (state update)")
+    update_max_tokens: int = Field(
+        900, ge=64, description="token cap of one compression (the state update it writes)"
+    )
     answer_max_tokens: int = Field(160, ge=16, description="token cap of the final answer")
 
 
@@ -360,7 +381,7 @@ def context_needs(settings: Settings) -> dict[str, int]:
             PROMPT_OVERHEAD_TOKENS
             + settings.state_max_tokens
             + b.evidence_sentences * TOKENS_PER_SENTENCE
-            + s.state_max_tokens
+            + s.update_max_tokens
         ),
     }
 

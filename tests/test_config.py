@@ -34,6 +34,21 @@ def test_unknown_key_is_named(isolated_home: Path) -> None:
         load_settings()
 
 
+def test_the_compressor_cap_loads_under_its_earlier_name_from_file_and_environment(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[sampling]\nstate_max_tokens = 500\n")
+    s = load_settings()
+    assert s.sampling.update_max_tokens == 500
+    assert s.state_max_tokens == 1200  # the rendered state's budget is another setting, left alone
+    monkeypatch.setenv("RETRAC_SAMPLING__STATE_MAX_TOKENS", "321")
+    assert load_settings().sampling.update_max_tokens == 321
+    (isolated_home / "config.toml").write_text("[sampling]\nupdate_max_token = 500\n")
+    with pytest.raises(ConfigError, match="sampling.update_max_token"):
+        load_settings()
+
+
 def test_wrong_type_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RETRAC_BUDGET__MAX_ROUNDS", "many")
     with pytest.raises(ConfigError, match="budget.max_rounds"):

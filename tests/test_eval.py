@@ -442,6 +442,15 @@ def test_a_setting_added_since_the_evaluation_began_does_not_refuse_it(tmp_path:
         Evaluation(out, {"budget": {"rounds": 3, "passages": 8}, "code": {"retrac": "v2"}})
 
 
+def test_a_setting_renamed_since_the_evaluation_began_is_read_under_its_new_name(tmp_path: Path) -> None:
+    out = tmp_path / "eval"
+    code = {"retrac": "v1"}
+    Evaluation(out, {"sampling": {"state_max_tokens": 900}, "code": code})  # the name older code wrote
+    Evaluation(out, {"sampling": {"update_max_tokens": 900}, "code": code})  # the same setting: continues
+    with pytest.raises(RetracError, match="sampling differ"):  # a changed value is still refused
+        Evaluation(out, {"sampling": {"update_max_tokens": 600}, "code": code})
+
+
 def test_the_report_counts_repeated_searches_and_pairs_the_modes_with_an_interval() -> None:
     def row(
         qid: str, mode: str, f1: float, searches: list[str], seconds: float, answer: str = "Paris"

@@ -231,7 +231,7 @@ class ResearchAgent:
             self.compressor,
             state,
             record,
-            max_tokens=self.settings.sampling.state_max_tokens,
+            max_tokens=self.settings.sampling.update_max_tokens,
             max_sentences=budget.evidence_sentences,
             relevance=self.relevance,
             retries=budget.compress_retries,

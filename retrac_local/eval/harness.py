@@ -22,6 +22,7 @@ from typing import Any
 
 from retrac_local.agent.events import RunFinished, RunResult, RunStarted
 from retrac_local.agent.toolbox import doc_ids, query_key
+from retrac_local.config import renamed
 from retrac_local.errors import RetracError, RunNotFoundError
 from retrac_local.eval import method
 from retrac_local.eval.codehash import mode_version
@@ -70,11 +71,13 @@ def describe_questions(path: Path) -> str:
 
 
 def _upgrade(recorded: dict[str, Any], config: dict[str, Any]) -> dict[str, Any]:
-    """An evaluation recorded by older code, read in today's terms. A setting added since (a key of
-    a settings section the record lacks) is taken at today's value: it came with new code, and a
-    mode whose code changed has its results set aside by the code check anyway. An older harness
+    """An evaluation recorded by older code, read in today's terms. A renamed setting is read under
+    its new name (`config.RENAMED`). A setting added since (a key of a settings section the record lacks)
+    is taken at today's value: it came with new code, and a mode whose code changed has its results
+    set aside by the code check anyway. An older harness
     recorded the questions file as an absolute path: read as name and content when the file is still
     there, else by its name alone."""
+    recorded = {key: renamed(key, section) for key, section in recorded.items()}
     recorded = recorded | {
         key: config[key] | section
         for key, section in recorded.items()
