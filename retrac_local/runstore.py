@@ -11,11 +11,20 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from retrac_local.errors import RunNotFoundError, StoreError
+from retrac_local.records import (
+    CallRecord,
+    JSONObject,
+    RoundStats,
+    RunListing,
+    StoredCall,
+    StoredRound,
+    StoredRun,
+)
 
 
 def m001_initial(db: sqlite3.Connection) -> None:
@@ -108,9 +117,9 @@ class RunStore:
     def create_run(
         self,
         question: str,
-        initial_state: dict[str, Any],
-        settings: dict[str, Any],
-        memory: list[dict[str, Any]] | None = None,
+        initial_state: JSONObject,
+        settings: JSONObject,
+        memory: list[JSONObject] | None = None,
     ) -> str:
         run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         now = time.time()
@@ -137,11 +146,11 @@ class RunStore:
         self,
         run_id: str,
         iteration: int,
-        state: dict[str, Any],
-        trajectory: dict[str, Any],
-        diff: dict[str, Any],
-        stats: dict[str, Any],
-        calls: list[dict[str, Any]],
+        state: JSONObject,
+        trajectory: JSONObject,
+        diff: JSONObject,
+        stats: RoundStats,
+        calls: Sequence[CallRecord],
     ) -> None:
         now = time.time()
         statements: list[tuple[str, tuple[Any, ...]]] = [
@@ -167,8 +176,8 @@ class RunStore:
         run_id: str,
         status: str,
         answer: str | None,
-        result: dict[str, Any],
-        calls: list[dict[str, Any]],
+        result: JSONObject,
+        calls: Sequence[CallRecord],
     ) -> None:
         statements = self._call_rows(run_id, calls)
         statements.append(
@@ -191,7 +200,7 @@ class RunStore:
             ]
         )
 
-    def _call_rows(self, run_id: str, calls: list[dict[str, Any]]) -> list[tuple[str, tuple[Any, ...]]]:
+    def _call_rows(self, run_id: str, calls: Sequence[CallRecord]) -> list[tuple[str, tuple[Any, ...]]]:
         first_seq = self.db.execute(
             "SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)
         ).fetchone()[0]
@@ -214,7 +223,7 @@ class RunStore:
         ]
 
     # -- reading -------------------------------------------------------------------------------
-    def run(self, run_id: str) -> dict[str, Any]:
+    def run(self, run_id: str) -> StoredRun:
         row = self.db.execute(
             "SELECT run_id, question, status, answer, created, updated, initial_state, settings, result, memory "
             "FROM runs WHERE run_id = ?",
@@ -235,7 +244,7 @@ class RunStore:
             "memory": json.loads(row[9]),
         }
 
-    def rounds(self, run_id: str) -> list[dict[str, Any]]:
+    def rounds(self, run_id: str) -> list[StoredRound]:
         rows = self.db.execute(
             "SELECT iteration, state, trajectory, diff, stats, created FROM rounds WHERE run_id = ? ORDER BY iteration",
             (run_id,),
@@ -252,25 +261,27 @@ class RunStore:
             for r in rows
         ]
 
-    def calls(self, run_id: str) -> list[dict[str, Any]]:
+    def calls(self, run_id: str) -> list[StoredCall]:
         rows = self.db.execute(
             "SELECT seq, iteration, role, purpose, prompt_tokens, completion_tokens, cached_tokens, seconds "
             "FROM calls WHERE run_id = ? ORDER BY seq",
             (run_id,),
         ).fetchall()
-        keys = [
-            "seq",
-            "iteration",
-            "role",
-            "purpose",
-            "prompt_tokens",
-            "completion_tokens",
-            "cached_tokens",
-            "seconds",
+        return [
+            StoredCall(
+                seq=r[0],
+                iteration=r[1],
+                role=r[2],
+                purpose=r[3],
+                prompt_tokens=r[4],
+                completion_tokens=r[5],
+                cached_tokens=r[6],
+                seconds=r[7],
+            )
+            for r in rows
         ]
-        return [dict(zip(keys, r, strict=True)) for r in rows]
 
-    def list_runs(self, limit: int = 100) -> list[dict[str, Any]]:
+    def list_runs(self, limit: int = 100) -> list[RunListing]:
         rows = self.db.execute(
             "SELECT r.run_id, r.question, r.status, r.created, COUNT(x.iteration) FROM runs r "
             "LEFT JOIN rounds x ON x.run_id = r.run_id GROUP BY r.run_id ORDER BY r.created DESC LIMIT ?",

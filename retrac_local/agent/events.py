@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from retrac_local.corpus.store import label
+from retrac_local.records import CallRecord
 
 
 class RunStatus(StrEnum):
@@ -96,7 +97,7 @@ class RunResult:
     peak_prompt_tokens: int
     seconds: float
     llm_seconds: float
-    calls: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
     retrieved: list[str] = field(default_factory=list)  # chunk ids the tools returned, first seen first
     caveat: str | None = None  # why the answer is not to be trusted as it stands (status unsure), if so
     searches: list[str] = field(default_factory=list)  # the queries searched, in order, repeats included
@@ -113,7 +114,7 @@ class RunResult:
         return cls(**fields)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
-        out = {
+        out: dict[str, Any] = {
             "run_id": self.run_id,
             "question": self.question,
             "status": str(self.status),

@@ -60,6 +60,7 @@ from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.records import CallRecord, RoundStats
 from retrac_local.runstore import RunStore
 
 MAX_CITATIONS = 4
@@ -248,7 +249,7 @@ class ResearchAgent:
             if progress.tool_calls >= budget.min_tool_calls
             else None
         )
-        stats: dict[str, Any] = {
+        stats: RoundStats = {
             "seconds": round(time.perf_counter() - round_start, 3),
             "tool_calls": record.tool_calls,
             "end_reason": end,
@@ -312,13 +313,7 @@ class ResearchAgent:
         toolbox = progress.toolbox
         calls_before = record.tool_calls
         if not record.steps:
-            for query, gap, offered in self._opening_searches(state, record, toolbox):
-                step = self._search(
-                    record, toolbox, state.question, query, by="code", gap=gap, offered=offered
-                )
-                yield StepTaken(
-                    record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
-                )
+            yield from self._code_opens(state, record, toolbox)
         intro, messages = self._round_opening(state, record)
         trajectory_tokens, invalid, refused = (
             sum(self.planner.count_tokens(s.render()) for s in record.steps),
@@ -350,16 +345,9 @@ class ResearchAgent:
                 )
             except StructuredOutputError as e:
                 invalid += 1
-                step = Step(
-                    len(record.steps) + 1,
-                    "",
-                    "invalid",
-                    "",
-                    f"invalid action: {e}",
-                    error=str(e),
-                    prompt=prompt,
+                step = _add_step(
+                    record, Step(0, "", "invalid", "", f"invalid action: {e}", error=str(e), prompt=prompt)
                 )
-                record.steps.append(step)
                 yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
                 if invalid >= MAX_INVALID_ACTIONS:
                     return RoundEnd.INVALID_ACTIONS
@@ -373,29 +361,13 @@ class ResearchAgent:
             messages.append({"role": "assistant", "content": generation.text})
             if call.tool == "finish":
                 short = budget.min_tool_calls - progress.tool_calls - record.tool_calls
-                if short <= 0:
-                    record.finish_answer = call.answer.strip() or None
-                    step = Step(len(record.steps) + 1, action.gap, "finish", call.answer, "", prompt=prompt)
-                    record.steps.append(step)
-                    yield StepTaken(record.iteration, step.index, "finish", call.answer, action.gap, "")
-                    return RoundEnd.FINISH
-                # The budget asks for more checking (the long-horizon evaluation): the answer is noted.
-                refused += 1
-                note = too_early(call.answer, short)
-                record.steps.append(
-                    Step(
-                        len(record.steps) + 1,
-                        action.gap,
-                        "finish",
-                        call.answer,
-                        note,
-                        error="too early",
-                        prompt=prompt,
-                    )
-                )
+                step = _finish_step(record, action, prompt, short)
                 yield StepTaken(
-                    record.iteration, len(record.steps), "finish", call.answer, action.gap, "too early"
+                    record.iteration, step.index, "finish", call.answer, action.gap, step.error or ""
                 )
+                if not step.error:
+                    return RoundEnd.FINISH
+                refused, note = refused + 1, step.observation
                 if refused >= MAX_INVALID_ACTIONS:
                     return RoundEnd.FINISH_REFUSED
                 continue
@@ -408,6 +380,14 @@ class ResearchAgent:
             )
             trajectory_tokens += self.planner.count_tokens(made.render())
         return RoundEnd.STEPS
+
+    def _code_opens(self, state: ResearchState, record: RoundRecord, toolbox: Toolbox) -> Iterator[Event]:
+        """The searches code makes before the planner's first step of a run (`_opening_searches`)."""
+        for query, gap, offered in self._opening_searches(state, record, toolbox):
+            step = self._search(record, toolbox, state.question, query, by="code", gap=gap, offered=offered)
+            yield StepTaken(
+                record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
+            )
 
     def _round_opening(self, state: ResearchState, record: RoundRecord) -> tuple[list[str], list[Message]]:
         """What the planner's first prompt of the round opens with (the state, and the texts of the
@@ -604,7 +584,7 @@ class ResearchAgent:
         else:
             status = RunStatus.UNSURE
         calls = self.meter.drain()
-        all_calls = self.store.calls(run_id) + calls
+        all_calls: list[CallRecord] = [*self.store.calls(run_id), *calls]
         result = RunResult(
             run_id=run_id,
             question=state.question,
@@ -827,6 +807,27 @@ def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[Re
 def _constraint_like(span: str) -> bool:
     """A name, a number, or a phrase; a lone common word ("year") constrains nothing."""
     return len(span.split()) >= 2 or any(ch.isdigit() for ch in span) or span[:1].isupper()
+
+
+def _add_step(record: RoundRecord, step: Step) -> Step:
+    """`step` as the round's next one, numbered after the steps before it."""
+    step.index = len(record.steps) + 1
+    record.steps.append(step)
+    return step
+
+
+def _finish_step(record: RoundRecord, action: AnyAction, prompt: str, short: int) -> Step:
+    """The planner's `finish`: taken as the round's answer, or, while the budget asks for `short`
+    more tool calls (the long-horizon evaluation), noted and refused with a note saying why (its
+    `error` is "too early" and its observation the note)."""
+    call = action.call
+    if short <= 0:
+        record.finish_answer = call.answer.strip() or None
+        return _add_step(record, Step(0, action.gap, "finish", call.answer, "", prompt=prompt))
+    note = too_early(call.answer, short)
+    return _add_step(
+        record, Step(0, action.gap, "finish", call.answer, note, error="too early", prompt=prompt)
+    )
 
 
 def _summary_of(step: Step) -> str:

@@ -9,28 +9,29 @@ from pydantic import BaseModel
 
 from retrac_local.errors import StructuredOutputError
 from retrac_local.llm.base import LLM, Generation, Message, Usage
+from retrac_local.records import CallRecord
 
 
 @dataclass
 class Meter:
     iteration: int = 0
     purpose: str = ""
-    pending: list[dict[str, Any]] = field(default_factory=list)  # calls not yet persisted
+    pending: list[CallRecord] = field(default_factory=list)  # calls not yet persisted
 
     def record(self, role: str, usage: Usage) -> None:
         self.pending.append(
-            {
-                "iteration": self.iteration,
-                "role": role,
-                "purpose": self.purpose,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "cached_tokens": usage.cached_tokens,
-                "seconds": round(usage.seconds, 4),
-            }
+            CallRecord(
+                iteration=self.iteration,
+                role=role,
+                purpose=self.purpose,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                cached_tokens=usage.cached_tokens,
+                seconds=round(usage.seconds, 4),
+            )
         )
 
-    def drain(self) -> list[dict[str, Any]]:
+    def drain(self) -> list[CallRecord]:
         calls, self.pending = self.pending, []
         return calls
 

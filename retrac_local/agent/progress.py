@@ -4,12 +4,12 @@ starts and when it resumes, so that the agent keeps nothing of a run between run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from retrac_local.agent.toolbox import Toolbox
 from retrac_local.agent.tools import tool_names
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
+from retrac_local.records import StoredRound
 
 
 @dataclass
@@ -20,7 +20,7 @@ class RunProgress:
     seen_chunks: set[str] = field(default_factory=set)  # chunks the run's committed rounds returned
 
     @classmethod
-    def of(cls, corpus: Corpus, settings: Settings, rounds: list[dict[str, Any]]) -> RunProgress:
+    def of(cls, corpus: Corpus, settings: Settings, rounds: list[StoredRound]) -> RunProgress:
         """The progress of a run whose committed rounds are `rounds` (as the run store keeps them;
         none for a run that starts now)."""
         steps = [step for r in rounds for step in r["trajectory"]["steps"]]

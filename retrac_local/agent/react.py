@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
 
 from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options, pick
@@ -24,6 +23,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.records import CallRecord
 
 MESSAGE_OVERHEAD = 8  # chat-template tokens around each message
 MAX_REFUSED_FINISHES = 3
@@ -173,7 +173,7 @@ def result_record(
     answer: str | None,
     rounds: int,
     stop_reason: StopReason,
-    calls: list[dict[str, Any]],
+    calls: list[CallRecord],
     seconds: float,
     retrieved: list[str],
     searches: list[tuple[str, list[str]]] | None = None,

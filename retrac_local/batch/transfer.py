@@ -9,17 +9,17 @@ store."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from retrac_local.records import JSONObject, StoredCall, StoredRound, StoredRun
 from retrac_local.runstore import RunStore
 
 
 @dataclass
 class RunRecord:
-    run: dict[str, Any]  # RunStore.run(): question, status, answer, initial_state, settings, result, memory
-    rounds: list[dict[str, Any]]
-    calls: list[dict[str, Any]]
-    remembered: list[dict[str, Any]] = field(default_factory=list)  # final states the run handed to memory
+    run: StoredRun
+    rounds: list[StoredRound]
+    calls: list[StoredCall]
+    remembered: list[JSONObject] = field(default_factory=list)  # final states the run handed to memory
 
 
 def read_run(store: RunStore, run_id: str) -> RunRecord:

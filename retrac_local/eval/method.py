@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from retrac_local.eval.rows import EvalRow, MethodRecord
+from retrac_local.records import StoredRound
 
 RIGHT_F1 = 0.8  # a question counts as answered right at this F1 or above
 ROLES = ("planner", "compressor", "final")
@@ -60,7 +61,7 @@ def rejected_kind(problem: str) -> str:
 
 
 def record(
-    rounds: list[dict[str, Any]],
+    rounds: list[StoredRound],
     gold_doc_ids: list[str],
     retrieved_doc_ids: list[str],
     units: Callable[[list[str]], list[str]] | None = None,

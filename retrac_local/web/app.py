@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from retrac_local import collection
 from retrac_local.errors import RetracError, RunNotFoundError
+from retrac_local.records import StoredRun
 from retrac_local.web.jobs import Job, Worker, run_events
 from retrac_local.web.security import CSRF_HEADER, Guard, new_secret
 
@@ -135,7 +136,7 @@ def run_page(web: Web, request: Request) -> HTMLResponse:
     )
 
 
-def resumable(run: dict[str, Any]) -> bool:
+def resumable(run: StoredRun) -> bool:
     """Interrupted (still `running`), or stopped by an error before it had a result."""
     return run["status"] == "running" or not run["result"]
 
