@@ -158,6 +158,10 @@ def test_invalid_actions_end_the_round_without_crashing(settings: Settings, orri
     assert rounds[0].end_reason == "invalid-actions"
     # Nothing was learned, so no answer is asked for: the run ends failed, with no invented answer.
     assert result.status == RunStatus.FAILED and result.answer is None and len(llm.calls) == 4
+    # the re-ask: the planner's own invalid output back, and why, opening its next prompt
+    reasked = llm.calls[2].messages
+    assert reasked[-2] == {"role": "assistant", "content": "not json"}
+    assert reasked[-1]["content"].startswith("That was not a valid action (")
 
 
 def test_a_broken_search_is_an_observation(settings: Settings, orrin: MemoryCorpus) -> None:

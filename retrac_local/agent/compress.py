@@ -22,6 +22,7 @@ from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
+from retrac_local.agent.policy import reask
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
@@ -219,13 +220,9 @@ def compress(
             output = getattr(e, "output", "")
             if isinstance(e, ContextOverflowError):
                 break
-            messages += [
-                {"role": "assistant", "content": output[-2000:]},
-                {
-                    "role": "user",
-                    "content": prompts.render("compressor_retry", problems=[str(e) + "; write less"]),
-                },
-            ]
+            messages += reask(
+                output, prompts.render("compressor_retry", problems=[str(e) + "; write less"]), 2000
+            )
             continue
         state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures)
         attempts.append({"problems": problems})
@@ -235,10 +232,7 @@ def compress(
         # round would otherwise learn nothing; a rejected fact beside accepted ones is recorded.
         if not fixable or len(state.evidence) > len(base.evidence):
             break
-        messages += [
-            {"role": "assistant", "content": generation.text},
-            {"role": "user", "content": prompts.render("compressor_retry", problems=fixable)},
-        ]
+        messages += reask(generation.text, prompts.render("compressor_retry", problems=fixable))
     if best is None:
         kept = prev.model_copy(
             update={

@@ -45,7 +45,7 @@ from retrac_local.agent.events import (
 )
 from retrac_local.agent.memory import RunMemory
 from retrac_local.agent.meter import Meter, MeteredLLM
-from retrac_local.agent.policy import MAX_INVALID_ACTIONS, too_early
+from retrac_local.agent.policy import INVALID_KEPT_CHARS, MAX_INVALID_ACTIONS, invalid_action, too_early
 from retrac_local.agent.progress import RunProgress
 from retrac_local.agent.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
 from retrac_local.agent.seeding import seed_from_memory
@@ -351,8 +351,9 @@ class ResearchAgent:
                 yield StepTaken(record.iteration, step.index, "invalid", "", "", str(e))
                 if invalid >= MAX_INVALID_ACTIONS:
                     return RoundEnd.INVALID_ACTIONS
-                messages.append({"role": "assistant", "content": e.output[-500:]})
-                note = f"That was not a valid action ({e}). Reply with one JSON action."
+                # a re-ask whose reason opens the next step's prompt (that shows the candidates again)
+                messages.append({"role": "assistant", "content": e.output[-INVALID_KEPT_CHARS:]})
+                note = invalid_action(e)
                 continue
             except ContextOverflowError:
                 return RoundEnd.CONTEXT

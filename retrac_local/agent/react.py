@@ -16,7 +16,14 @@ from retrac_local.agent import prompts
 from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
-from retrac_local.agent.policy import MAX_INVALID_ACTIONS, RESAMPLE_TEMPERATURE, too_early
+from retrac_local.agent.policy import (
+    INVALID_KEPT_CHARS,
+    MAX_INVALID_ACTIONS,
+    RESAMPLE_TEMPERATURE,
+    invalid_action,
+    reask,
+    too_early,
+)
 from retrac_local.agent.schemas import ShortAnswer, action_schema
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.config import Settings
@@ -78,10 +85,7 @@ class ReactAgent:
                     stop_reason = StopReason.INVALID_ACTIONS
                     break
                 messages, used = self._append(
-                    messages,
-                    used,
-                    e.output[-500:],
-                    f"That was not a valid action ({e}). Reply with one JSON action.",
+                    messages, used, e.output[-INVALID_KEPT_CHARS:], invalid_action(e)
                 )
                 continue
             except ContextOverflowError:
@@ -142,7 +146,7 @@ class ReactAgent:
     def _append(
         self, messages: list[Message], used: int, assistant: str, user: str
     ) -> tuple[list[Message], int]:
-        new: list[Message] = [{"role": "assistant", "content": assistant}, {"role": "user", "content": user}]
+        new = reask(assistant, user)
         return messages + new, used + sum(self._tokens(m) for m in new)
 
     def _forced_answer(self, messages: list[Message], question: str) -> str | None:
