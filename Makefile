@@ -87,11 +87,11 @@ demo: setup  ## ingest corpora/demo and answer its first question with cited quo
 	@echo "To ask in a browser instead: RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac serve   then open http://127.0.0.1:8750/"
 
 test: setup  ## all tests: the fast tier, then the slow tier with the real models
-	$(PY) -m pytest -q -m "not slow"
+	RETRAC_EVAL_DIR=$(EVAL_DIR) $(PY) -m pytest -q -m "not slow"
 	$(PY) -m pytest -q -m slow
 
 test-fast: $(VENV)/.installed  ## the fast tier only (fake LLM, small fixtures; seconds)
-	$(PY) -m pytest -q -m "not slow"
+	RETRAC_EVAL_DIR=$(EVAL_DIR) $(PY) -m pytest -q -m "not slow"
 
 bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on HotpotQA dev (writes bench-out/retrieval)
 	$(PY) -m retrac_local.bench.retrieval --corpus $(EVAL_DIR)/corpus.jsonl \
@@ -118,12 +118,13 @@ eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA d
 # A refactor that plays every tape the same keeps the evaluation: each such mode's version joins
 # the versions that recorded the tapes, and `retrac eval` carries their results over (no re-run).
 prove-alike: $(VENV)/.installed  ## play every tape on today's code; modes that play the same keep their results (docs/eval/equivalent.json)
-	$(PY) -m retrac_local.eval.equivalence tests/recordings/*/ --out docs/eval/equivalent.json
+	RETRAC_EVAL_DIR=$(EVAL_DIR) $(PY) -m retrac_local.eval.equivalence tests/recordings/*/ --out docs/eval/equivalent.json
 
 # The same folder: the first EVAL_LIMIT questions' results are reused, the rest are added.
 record-runs: eval-corpus  ## tape real runs (first 10 HotpotQA dev and the demo questions, every mode) for the replay test
 	RETRAC_HOME=$(EVAL_HOME) $(PY) -m retrac_local.eval.recording record --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
 		--limit 10 --out tests/recordings/hotpotqa
+	$(PY) -m retrac_local.eval.detached tests/recordings/hotpotqa $(EVAL_DIR)/corpus.jsonl
 	RETRAC_HOME=$(DEMO_HOME) $(VENV)/bin/retrac ingest corpora/demo/docs
 	RETRAC_HOME=$(DEMO_HOME) $(PY) -m retrac_local.eval.recording record --questions corpora/demo/questions.jsonl \
 		--limit 10 --out tests/recordings/demo

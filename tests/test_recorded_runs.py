@@ -1,7 +1,9 @@
 """Real runs, taped by `make record-runs` (the real models on the real collections), played back on
 today's code (eval/recording.py): a change that means to change no answer plays every tape to the
 same actions, states, diffs, answers and citations. A change meant to change answers tapes them
-again (delete tests/recordings/SET and run `make record-runs`)."""
+again (delete tests/recordings/SET and run `make record-runs`). The HotpotQA tapes hold no copy of
+its corpus (eval/detached.py): they read its texts from ../shared/eval/corpus.jsonl (`EVAL_DIR`),
+and are skipped, saying so, where that file is not."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from retrac_local.eval.detached import SourceMissing
 from retrac_local.eval.recording import play, read_tape, tape_names
 
 RECORDINGS = Path(__file__).parent / "recordings"
@@ -23,4 +26,8 @@ def test_the_recordings_hold_every_mode() -> None:
 
 @pytest.mark.parametrize(("folder", "name"), TAPES, ids=[f"{f.name}/{n}" for f, n in TAPES])
 def test_a_taped_run_plays_back_the_same_on_todays_code(folder: Path, name: str) -> None:
-    assert play(*read_tape(folder, name)) == []
+    try:
+        tape, titles = read_tape(folder, name)
+    except SourceMissing as e:  # a published collection's tapes, on a machine without that collection
+        pytest.skip(str(e))
+    assert play(tape, titles) == []

@@ -10,7 +10,9 @@ models, the collection and the embedder; `differences` names what came out other
 
 A prompt that differs from the recorded one is a difference too: the model would have seen another
 text, and the recorded output no longer answers it. A tape is JSON, gzipped; the titles of a
-collection are written once beside its tapes (`titles.json.gz`), not in each.
+collection are written once beside its tapes (`titles.json.gz`), not in each. The tapes of a
+published benchmark hold no copy of its corpus: `eval/detached.py` takes the texts out and reads
+them back from the corpus's own file.
 
     python -m retrac_local.eval.recording record --questions Q.jsonl --limit 10 --out DIR
     python -m retrac_local.eval.recording play DIR     # every tape in DIR: differences, if any
@@ -97,6 +99,7 @@ class Tape(BaseModel):
     open: dict[str, list[Chunk]] = Field(default_factory=dict)  # digest of (ref, window) → chunks
     relevance: dict[str, list[float]] | None = None  # digest of (texts, queries) → scores; None: no embedder
     outcome: dict[str, Any] = Field(default_factory=dict)  # `outcome()` of the recorded run
+    detached: bool = False  # its collection's texts are read from the collection's file (eval/detached.py)
 
 
 def digest(value: Any) -> str:
@@ -409,7 +412,12 @@ def play(tape: Tape, titles: list[str]) -> list[str]:
             )
         except Diverged as e:
             return [str(e)]
-        found = differences(tape.outcome, outcome(result, store if tape.mode == "retrac" else None))
+        made = outcome(result, store if tape.mode == "retrac" else None)
+        if tape.detached:
+            from retrac_local.eval.detached import without_trajectories
+
+            made = without_trajectories(made)
+        found = differences(tape.outcome, made)
         unused = {llm.role: llm.left() for llm in dict.fromkeys((planner, compressor))}  # once each
         return found + [f"{role}: {n} recorded call(s) were not made" for role, n in unused.items() if n]
 
@@ -434,8 +442,14 @@ def tape_names(folder: Path) -> list[str]:
 
 
 def read_tape(folder: Path, name: str) -> tuple[Tape, list[str]]:
-    titles = json.loads(_read(folder / TITLES)) if (folder / TITLES).exists() else []
-    return Tape.model_validate_json(_read(folder / f"{name}.json.gz")), titles
+    """The tape, and its collection's titles; a detached tape with its texts and titles read from
+    its collection's own file (`detached.SourceMissing` when this machine lacks it)."""
+    tape = Tape.model_validate_json(_read(folder / f"{name}.json.gz"))
+    if tape.detached:
+        from retrac_local.eval.detached import attach
+
+        return attach(folder, tape)
+    return tape, json.loads(_read(folder / TITLES)) if (folder / TITLES).exists() else []
 
 
 def _write(path: Path, text: str) -> None:
