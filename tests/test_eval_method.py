@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from retrac_local.agent.events import RunFinished
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
@@ -262,3 +264,32 @@ def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:
     ]
     assert gathered[0]["cost_by_role"]["compressor"]["prompt_tokens"] == 1500.0
     assert "| large.gguf | small.gguf | 1 | 1.000 | 1.000 |" in (tmp_path / "split.md").read_text()
+
+
+def test_the_model_split_takes_an_assignment_from_another_evaluation_once(tmp_path: Path) -> None:
+    from retrac_local.eval import split
+
+    rows = [score(QUESTION, "retrac", _result("1849", [500, 1500, 600], ["ada-vellacott#0"]))]
+    report = json.dumps(summarize(rows, ["retrac"]))
+
+    def evaluation(folder: Path, planner: str, compressor: str, name: str) -> Path:
+        folder.mkdir(parents=True)
+        settings = {"planner": planner, "compressor": compressor, "code": {"retrac": f"v-{folder.name}"}}
+        (folder / "eval.json").write_text(json.dumps(settings))
+        (folder / f"{name}.json").write_text(report)
+        return folder / f"{name}.json"
+
+    out = tmp_path / "split"
+    evaluation(out / "planner-large-compressor-small", "large.gguf", "small.gguf", "summary")
+    standard = evaluation(tmp_path / "standard", "large.gguf", "large.gguf", "first-1")
+    same = evaluation(tmp_path / "again", "large.gguf", "small.gguf", "first-1")  # a folder has it
+    split.main([str(out), "--with", str(standard), "--with", str(same)])
+    gathered = json.loads((out / "split.json").read_text())
+    assert [(r["planner"], r["compressor"], r["code"], r["assignment"]) for r in gathered] == [
+        ("large.gguf", "small.gguf", "v-planner-large-compressor-small", "planner-large-compressor-small"),
+        ("large.gguf", "large.gguf", "v-standard", "standard/first-1"),
+    ]
+    table = (out / "split.md").read_text()
+    assert "| 1 of 1 | v-standard | standard/first-1 |" in table
+    with pytest.raises(SystemExit, match="no-such.json"):
+        split.main([str(out), "--with", str(tmp_path / "no-such.json")])

@@ -1,48 +1,63 @@
 """The two-model split, side by side: one Re-TRAC evaluation per assignment of models to the planner
 and the compressor (`make eval-split`), gathered into one table of F1, time and cost by role.
 
-    python -m retrac_local.eval.split DIR [--name summary]
+    python -m retrac_local.eval.split DIR [--name summary] [--with REPORT.json …]
 
-reads DIR/*/NAME.json (one folder per assignment, as `retrac eval` writes it) and writes
-DIR/split.md and DIR/split.json."""
+reads DIR/*/NAME.json (one folder per assignment, as `retrac eval` writes it), and each REPORT given
+with `--with` (a finished report of another evaluation, such as the standard one, whose settings
+are one of the assignments: it is not run twice), and writes DIR/split.md and DIR/split.json. Where
+a folder of DIR and a `--with` report hold the same assignment, the folder's is kept."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from retrac_local.eval.method import ROLES
 
 
-def gather(folder: Path, name: str = "summary") -> list[dict[str, Any]]:
-    """One row per assignment folder that holds a finished report of Re-TRAC."""
-    rows = []
-    for report in sorted(folder.glob(f"*/{name}.json")):
-        config = (
-            json.loads((report.parent / "eval.json").read_text())
-            if (report.parent / "eval.json").exists()
-            else {}
-        )
-        retrac = json.loads(report.read_text()).get("modes", {}).get("retrac")
-        if not retrac:
-            continue
-        rows.append(
-            {
-                "assignment": report.parent.name,
-                "planner": config.get("planner"),
-                "compressor": config.get("compressor"),
-                "n": retrac["n"],
-                "em": retrac["em"],
-                "f1": retrac["f1"],
-                "median_seconds": retrac.get("median_seconds"),
-                "prompt_tokens": retrac["prompt_tokens"],
-                "completion_tokens": retrac["completion_tokens"],
-                "cost_by_role": retrac.get("cost_by_role", {}),
-                "calibration": retrac.get("calibration", {}),
-            }
-        )
+def _row(report: Path, assignment: str) -> dict[str, Any] | None:
+    """The Re-TRAC row of one finished report, with the models and code version of its evaluation."""
+    settings = report.parent / "eval.json"
+    config = json.loads(settings.read_text()) if settings.exists() else {}
+    retrac = json.loads(report.read_text()).get("modes", {}).get("retrac")
+    if not retrac:
+        return None
+    code = config.get("code")
+    return {
+        "assignment": assignment,
+        "planner": config.get("planner"),
+        "compressor": config.get("compressor"),
+        "code": code.get("retrac") if isinstance(code, dict) else None,
+        "n": retrac["n"],
+        "em": retrac["em"],
+        "f1": retrac["f1"],
+        "median_seconds": retrac.get("median_seconds"),
+        "prompt_tokens": retrac["prompt_tokens"],
+        "completion_tokens": retrac["completion_tokens"],
+        "cost_by_role": retrac.get("cost_by_role", {}),
+        "calibration": retrac.get("calibration", {}),
+    }
+
+
+def gather(folder: Path, name: str = "summary", extra: Sequence[Path] = ()) -> list[dict[str, Any]]:
+    """One row per assignment: each folder of `folder` that holds a finished report of Re-TRAC, then
+    each report of `extra` whose planner and compressor no folder has."""
+    rows = [
+        row
+        for report in sorted(folder.glob(f"*/{name}.json"))
+        if (row := _row(report, report.parent.name)) is not None
+    ]
+    for report in extra:
+        if not report.is_file():
+            raise SystemExit(f"--with {report}: no such report; run that evaluation first or leave it out")
+        row = _row(report, f"{report.parent.name}/{report.stem}")
+        held = {(r["planner"], r["compressor"]) for r in rows}
+        if row is not None and (row["planner"], row["compressor"]) not in held:
+            rows.append(row)
     return rows
 
 
@@ -51,17 +66,26 @@ def _cost(row: dict[str, Any], role: str) -> str:
     return f"{c['prompt_tokens']:,.0f} / {c['completion_tokens']:,.0f} / {c['seconds']:,.0f} s" if c else "–"
 
 
+def _answered(row: dict[str, Any]) -> str:
+    answered = row["calibration"].get("answered")
+    return f"{answered['right']} of {answered['n']}" if answered else "–"
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "Cost by role: mean prompt tokens / completion tokens / seconds per question.",
+        "Cost by role: mean prompt tokens / completion tokens / seconds per question. *Answered* "
+        "right: of the questions answered with confidence, those with F1 ≥ 0.8.",
         "",
-        "| planner | compressor | n | EM | F1 | median seconds | planner's cost | compressor's cost | final answer's cost |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| planner | compressor | n | EM | F1 | median seconds | planner's cost | compressor's cost | "
+        "final answer's cost | *answered* right | code | from |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['planner']} | {r['compressor']} | {r['n']} | {r['em']:.3f} | {r['f1']:.3f} | "
-            f"{r['median_seconds'] or 0:.0f} | " + " | ".join(_cost(r, role) for role in ROLES) + " |"
+            f"{r['median_seconds'] or 0:.0f} | "
+            + " | ".join(_cost(r, role) for role in ROLES)
+            + f" | {_answered(r)} | {r['code'] or '–'} | {r['assignment']} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -70,8 +94,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
     parser.add_argument("--name", default="summary", help="the report name each evaluation used")
+    parser.add_argument(
+        "--with",
+        dest="extra",
+        type=Path,
+        action="append",
+        default=[],
+        help="a finished report of another evaluation that is one of the assignments (repeatable)",
+    )
     args = parser.parse_args(argv)
-    rows = gather(args.folder, args.name)
+    rows = gather(args.folder, args.name, args.extra)
     if not rows:
         raise SystemExit(
             f"no finished Re-TRAC report under {args.folder}/*/{args.name}.json; run `make eval-split`"
