@@ -134,7 +134,8 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
 # The README's evaluation tables, rewritten from the committed results (no model runs): each goes
-# between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5).
+# between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5, and
+# hidden-30 and split once their evaluations have results).
 readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horizon tables from docs/eval (no model runs)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md >/dev/null
@@ -142,11 +143,18 @@ readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horiz
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)" \
 		--readme README.md >/dev/null
 	$(LONG_EVAL) --report-only --readme README.md >/dev/null
+	$(if $(wildcard $(UNANSWERABLE_OUT)/results.jsonl),$(UNANSWERABLE_EVAL) --report-only --readme README.md >/dev/null)
+	$(if $(wildcard $(SPLIT_OUT)/*/summary.json),$(SPLIT_TABLE) --readme README.md >/dev/null)
 
 # The answers removed from the collection (in a copy of it): how often does each mode still answer?
-eval-unanswerable: eval-corpus  ## Re-TRAC, ReAct and RAG on the first EVAL_LIMIT questions with their gold paragraphs hidden (docs/eval/unanswerable)
-	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --unanswerable \
-		--out $(CURDIR)/docs/eval/unanswerable --title "HotpotQA dev, first $(EVAL_LIMIT), gold paragraphs hidden"
+# ReAct takes about four minutes a question here: add it with UNANSWERABLE_MODES=retrac,rag,react.
+UNANSWERABLE_MODES ?= retrac,rag
+UNANSWERABLE_OUT ?= $(CURDIR)/docs/eval/unanswerable
+UNANSWERABLE_EVAL = RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
+	--unanswerable --mode $(UNANSWERABLE_MODES) --out $(UNANSWERABLE_OUT) --report-name hidden-$(EVAL_LIMIT) \
+	--title "HotpotQA dev, first $(EVAL_LIMIT), gold paragraphs hidden"
+eval-unanswerable: eval-corpus  ## Re-TRAC and RAG (UNANSWERABLE_MODES) on the first EVAL_LIMIT questions with their gold paragraphs hidden (docs/eval/unanswerable)
+	$(UNANSWERABLE_EVAL)
 
 # The two-model split: each assignment of the 0.5B and 1.5B models to planner and compressor (hours).
 # The 1.5B model in both roles is the standard evaluation's setting: its report is used where it
@@ -156,6 +164,7 @@ SPLIT_OUT ?= $(CURDIR)/docs/eval/split
 SMALL_MODEL := $(CURDIR)/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 LARGE_MODEL := $(CURDIR)/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 STANDARD_REPORT := $(EVAL_OUT)/first-$(EVAL_LIMIT).json
+SPLIT_TABLE = $(PY) -m retrac_local.eval.split $(SPLIT_OUT) $(if $(wildcard $(STANDARD_REPORT)),--with $(STANDARD_REPORT))
 SPLIT_EVAL = RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --mode retrac
 eval-split: eval-corpus  ## Re-TRAC with each planner/compressor assignment of the 0.5B and 1.5B models, first EVAL_LIMIT questions (docs/eval/split)
 	RETRAC_PLANNER__PATH=$(LARGE_MODEL) RETRAC_COMPRESSOR__PATH=$(SMALL_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-1.5b-compressor-0.5b
@@ -163,7 +172,7 @@ eval-split: eval-corpus  ## Re-TRAC with each planner/compressor assignment of t
 	RETRAC_PLANNER__PATH=$(SMALL_MODEL) RETRAC_COMPRESSOR__PATH=$(LARGE_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-0.5b-compressor-1.5b
 	@if [ -f $(STANDARD_REPORT) ]; then echo "planner 1.5B, compressor 1.5B: the standard evaluation ($(STANDARD_REPORT))"; else \
 		RETRAC_PLANNER__PATH=$(LARGE_MODEL) RETRAC_COMPRESSOR__PATH=$(LARGE_MODEL) $(SPLIT_EVAL) --out $(SPLIT_OUT)/planner-1.5b-compressor-1.5b; fi
-	$(PY) -m retrac_local.eval.split $(SPLIT_OUT) $(if $(wildcard $(STANDARD_REPORT)),--with $(STANDARD_REPORT))
+	$(SPLIT_TABLE)
 
 # Long horizon: 8 rounds of 3 tool calls, and no finishing before 24 tool calls, for every agent.
 LONG_EVAL = RETRAC_HOME=$(EVAL_HOME) RETRAC_BUDGET__MAX_ROUNDS=8 RETRAC_BUDGET__MAX_STEPS_PER_ROUND=3 \

@@ -13,7 +13,7 @@ from retrac_local.cli.main import cli
 from retrac_local.errors import RetracError
 from retrac_local.eval.hidden import MARKER, hidden_home, honesty, says_not_found
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.rows import EvalRow
+from retrac_local.eval.rows import EvalRow, lines
 from retrac_local.eval.summary import markdown, summarize
 from tests.test_ingest import ingest, make_store
 
@@ -125,3 +125,54 @@ def test_honesty_counts_confident_answers_and_admissions() -> None:
     assert summary["unanswerable"] is True and summary["modes"]["retrac"]["confidently_answered"] == 0.25
     assert "| retrac | 25% | 50% |" in markdown(summary, "t")
     assert "confidently_answered" not in summarize(scored, ["retrac"])["modes"]["retrac"]
+
+
+def test_the_report_of_an_unanswerable_run_needs_no_collection_and_makes_no_copy(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    """A clean checkout redraws the committed figures (`make readme-tables`) without the collection."""
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "answers": q.answers,
+                    "supporting_doc_ids": q.supporting_doc_ids,
+                }
+            )
+            + "\n"
+            for q in QUESTIONS
+        )
+    )
+    out = tmp_path / "o"
+    out.mkdir()
+    said = [("q1", "unsure", "1849"), ("q2", "answered", "Tomas Irvane")]
+    (out / "results.jsonl").write_text(
+        lines(
+            EvalRow(
+                id=i,
+                mode="retrac",
+                question="q?",
+                gold=["x"],
+                em=0.0,
+                f1=0.0,
+                seconds=1.0,
+                prompt_tokens=900,
+                peak_prompt_tokens=900,
+                status=s,
+                answer=a,
+            )
+            for i, s, a in said
+        )
+    )
+    result = CliRunner().invoke(
+        cli,
+        ["eval", "--questions", str(questions), "--out", str(out), "--unanswerable", "--report-only"]
+        + ["--mode", "retrac", "--report-name", "hidden-2"],
+    )
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "hidden-2.json").read_text())
+    assert summary["unanswerable"] is True and summary["modes"]["retrac"]["confidently_answered"] == 0.5
+    assert not (isolated_home / "unanswerable").exists()

@@ -283,7 +283,9 @@ def test_the_model_split_takes_an_assignment_from_another_evaluation_once(tmp_pa
     evaluation(out / "planner-large-compressor-small", "large.gguf", "small.gguf", "summary")
     standard = evaluation(tmp_path / "standard", "large.gguf", "large.gguf", "first-1")
     same = evaluation(tmp_path / "again", "large.gguf", "small.gguf", "first-1")  # a folder has it
-    split.main([str(out), "--with", str(standard), "--with", str(same)])
+    readme = tmp_path / "README.md"
+    readme.write_text("# Figures\n<!-- split -->\nold\n<!-- /split -->\nafter\n")
+    split.main([str(out), "--with", str(standard), "--with", str(same), "--readme", str(readme)])
     gathered = json.loads((out / "split.json").read_text())
     assert [(r["planner"], r["compressor"], r["code"], r["assignment"]) for r in gathered] == [
         ("large.gguf", "small.gguf", "v-planner-large-compressor-small", "planner-large-compressor-small"),
@@ -291,5 +293,6 @@ def test_the_model_split_takes_an_assignment_from_another_evaluation_once(tmp_pa
     ]
     table = (out / "split.md").read_text()
     assert "| 1 of 1 | v-standard | standard/first-1 |" in table
+    assert readme.read_text() == f"# Figures\n<!-- split -->\n{table.strip()}\n<!-- /split -->\nafter\n"
     with pytest.raises(SystemExit, match="no-such.json"):
         split.main([str(out), "--with", str(tmp_path / "no-such.json")])

@@ -127,10 +127,14 @@ def eval_cmd(
     app = make_app(overrides)
     config = fingerprint(app, questions_file, rag_k)
     if unanswerable:
-        from retrac_local.eval.hidden import hidden_doc_ids, hidden_home
+        from retrac_local.eval.hidden import hidden_doc_ids, hidden_home, hidden_path
 
-        home = hidden_home(app.settings.home, questions, _remove_documents)
-        app = make_app(overrides | {"home": str(home)})
+        if not report_only:
+            home = hidden_home(app.settings.home, questions, _remove_documents)
+        else:  # a report runs nothing: the copy's run store is read where it was made, never made for it
+            home = hidden_path(app.settings.home, questions)
+        if home.is_dir():
+            app = make_app(overrides | {"home": str(home)})
         config |= {"unanswerable": len(hidden_doc_ids(questions))}
     units: Units = doc_ids
     if layout_file is not None:

@@ -38,16 +38,22 @@ def hidden_doc_ids(questions: list[EvalQuestion]) -> list[str]:
     return gold
 
 
+def hidden_path(home: Path, questions: list[EvalQuestion]) -> Path:
+    """Where the copy without these questions' gold documents lives (made or not)."""
+    digest = hashlib.sha1("\n".join(hidden_doc_ids(questions)).encode()).hexdigest()[:12]
+    return home / "unanswerable" / digest
+
+
 def hidden_home(home: Path, questions: list[EvalQuestion], remove: Any) -> Path:
     """The home whose collection lacks the questions' gold documents, made if missing.
 
     `remove(home, doc_ids)` deletes documents from the collection of `home` (the app's corpus store:
     the caller owns the models and settings); it runs on the copy only."""
     gold = hidden_doc_ids(questions)
-    digest = hashlib.sha1("\n".join(gold).encode()).hexdigest()[:12]
-    target = home / "unanswerable" / digest
+    target = hidden_path(home, questions)
     if (target / MARKER).exists():
         return target
+    digest = target.name
     if not (home / "corpus").is_dir():
         raise RetracError(f"no collection in {home}: ingest the evaluation corpus first (`make eval-corpus`)")
     partial = target.with_name(f"{digest}.partial")

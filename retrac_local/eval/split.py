@@ -1,12 +1,13 @@
 """The two-model split, side by side: one Re-TRAC evaluation per assignment of models to the planner
 and the compressor (`make eval-split`), gathered into one table of F1, time and cost by role.
 
-    python -m retrac_local.eval.split DIR [--name summary] [--with REPORT.json …]
+    python -m retrac_local.eval.split DIR [--name summary] [--with REPORT.json …] [--readme README.md]
 
 reads DIR/*/NAME.json (one folder per assignment, as `retrac eval` writes it), and each REPORT given
 with `--with` (a finished report of another evaluation, such as the standard one, whose settings
 are one of the assignments: it is not run twice), and writes DIR/split.md and DIR/split.json. Where
-a folder of DIR and a `--with` report hold the same assignment, the folder's is kept."""
+a folder of DIR and a `--with` report hold the same assignment, the folder's is kept. `--readme`
+also puts the table between the document's `<!-- split -->` and `<!-- /split -->` lines."""
 
 from __future__ import annotations
 
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> None:
         default=[],
         help="a finished report of another evaluation that is one of the assignments (repeatable)",
     )
+    parser.add_argument("--readme", type=Path, help="a document whose 'split' block gets the table")
     args = parser.parse_args(argv)
     rows = gather(args.folder, args.name, args.extra)
     if not rows:
@@ -110,6 +112,10 @@ def main(argv: list[str] | None = None) -> None:
         )
     (args.folder / "split.json").write_text(json.dumps(rows, indent=2))
     (args.folder / "split.md").write_text(markdown(rows))
+    if args.readme is not None:
+        from retrac_local.eval.readme import write_block
+
+        write_block(args.readme, "split", markdown(rows))
     print(markdown(rows), end="")
 
 
