@@ -285,14 +285,35 @@ def test_the_model_split_takes_an_assignment_from_another_evaluation_once(tmp_pa
     same = evaluation(tmp_path / "again", "large.gguf", "small.gguf", "first-1")  # a folder has it
     readme = tmp_path / "README.md"
     readme.write_text("# Figures\n<!-- split -->\nold\n<!-- /split -->\nafter\n")
+
+    def results(folder: Path, code: str, f1s: dict[str, float]) -> None:
+        lines = [rows[0].model_copy(update={"id": i, "f1": f1, "code": code}).line() for i, f1 in f1s.items()]
+        (folder / "results.jsonl").write_text("".join(lines))
+
+    # Paired on the questions both ran, each with its own code version's rows: q3 is the split's
+    # alone, and the standard's row of another version (f1 0.0 for q1) is not its row.
+    results(
+        out / "planner-large-compressor-small",
+        "v-planner-large-compressor-small",
+        {"q1": 1.0, "q2": 0.5, "q3": 0.0},
+    )
+    results(tmp_path / "standard", "v-standard", {"q1": 0.5, "q2": 0.5})
+    with (tmp_path / "standard" / "results.jsonl").open("a") as f:
+        f.write(rows[0].model_copy(update={"id": "q1", "f1": 0.0, "code": "v-older"}).line())
     split.main([str(out), "--with", str(standard), "--with", str(same), "--readme", str(readme)])
     gathered = json.loads((out / "split.json").read_text())
+    assert [r["reference"] for r in gathered] == [False, True]
+    against = gathered[0]["f1_vs_reference"]
+    assert (against["reference"], against["f1_diff"], against["n"]) == ("standard/first-1", 0.25, 2)
+    assert (against["ci_low"], against["ci_high"]) == (0.0, 0.5)
+    assert "f1_vs_reference" not in gathered[1]
     assert [(r["planner"], r["compressor"], r["code"], r["assignment"]) for r in gathered] == [
         ("large.gguf", "small.gguf", "v-planner-large-compressor-small", "planner-large-compressor-small"),
         ("large.gguf", "large.gguf", "v-standard", "standard/first-1"),
     ]
     table = (out / "split.md").read_text()
-    assert "| 1 of 1 | v-standard | standard/first-1 |" in table
+    assert "| 1.000 | reference |" in table and "| +0.250 [+0.000, +0.500] |" in table
+    assert "| answered 1 | 1 of 1 | v-standard | standard/first-1 |" in table
     assert readme.read_text() == f"# Figures\n<!-- split -->\n{table.strip()}\n<!-- /split -->\nafter\n"
     with pytest.raises(SystemExit, match="no-such.json"):
         split.main([str(out), "--with", str(tmp_path / "no-such.json")])

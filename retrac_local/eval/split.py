@@ -7,7 +7,11 @@ reads DIR/*/NAME.json (one folder per assignment, as `retrac eval` writes it), a
 with `--with` (a finished report of another evaluation, such as the standard one, whose settings
 are one of the assignments: it is not run twice), and writes DIR/split.md and DIR/split.json. Where
 a folder of DIR and a `--with` report hold the same assignment, the folder's is kept. `--readme`
-also puts the table between the document's `<!-- split -->` and `<!-- /split -->` lines."""
+also puts the table between the document's `<!-- split -->` and `<!-- /split -->` lines.
+
+The first `--with` report is the reference: every other row gets its F1 minus the reference's over
+the questions both ran, with a 95% bootstrap interval (each evaluation's results.jsonl, the rows of
+the code version its eval.json names). Each row also gets how its runs ended (status counts)."""
 
 from __future__ import annotations
 
@@ -18,6 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from retrac_local.eval.method import ROLES
+from retrac_local.eval.rows import read_rows
+from retrac_local.eval.summary import difference
+
+
+def _f1_by_question(report: Path, code: str | None) -> dict[str, float]:
+    """F1 by question id of the Re-TRAC rows of `code` that the report's evaluation stored."""
+    results = report.parent / "results.jsonl"
+    if not results.exists():
+        return {}
+    rows = read_rows(results.read_text().splitlines(), str(results))
+    return {r.id: r.f1 for r in rows if r.mode == "retrac" and (code is None or r.code == code)}
 
 
 def _row(report: Path, assignment: str) -> dict[str, Any] | None:
@@ -41,6 +56,9 @@ def _row(report: Path, assignment: str) -> dict[str, Any] | None:
         "completion_tokens": retrac["completion_tokens"],
         "cost_by_role": retrac.get("cost_by_role", {}),
         "calibration": retrac.get("calibration", {}),
+        "status": retrac.get("status", {}),
+        "reference": False,
+        "_report": report,
     }
 
 
@@ -59,7 +77,25 @@ def gather(folder: Path, name: str = "summary", extra: Sequence[Path] = ()) -> l
         held = {(r["planner"], r["compressor"]) for r in rows}
         if row is not None and (row["planner"], row["compressor"]) not in held:
             rows.append(row)
+    if extra:
+        _against_reference(rows, _row(extra[0], f"{extra[0].parent.name}/{extra[0].stem}"))
+    for row in rows:
+        del row["_report"]
     return rows
+
+
+def _against_reference(rows: list[dict[str, Any]], reference: dict[str, Any] | None) -> None:
+    """Marks the row of the reference's assignment, and gives each other row its paired F1
+    difference against the reference (`f1_vs_reference`)."""
+    if reference is None:
+        return
+    theirs = _f1_by_question(reference["_report"], reference["code"])
+    for row in rows:
+        if (row["planner"], row["compressor"]) == (reference["planner"], reference["compressor"]):
+            row["reference"] = True
+            continue
+        mine = _f1_by_question(row["_report"], row["code"])
+        row["f1_vs_reference"] = {"reference": reference["assignment"], **difference(mine, theirs)}
 
 
 def _cost(row: dict[str, Any], role: str) -> str:
@@ -72,21 +108,38 @@ def _answered(row: dict[str, Any]) -> str:
     return f"{answered['right']} of {answered['n']}" if answered else "–"
 
 
+def _against(row: dict[str, Any]) -> str:
+    if row.get("reference"):
+        return "reference"
+    d = row.get("f1_vs_reference")
+    if not d or d["f1_diff"] is None:
+        return "–"
+    return f"{d['f1_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}]"
+
+
+def _statuses(row: dict[str, Any]) -> str:
+    counts = row.get("status") or {}
+    return ", ".join(f"{name} {n}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1])) or "–"
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [
-        "Cost by role: mean prompt tokens / completion tokens / seconds per question. *Answered* "
-        "right: of the questions answered with confidence, those with F1 ≥ 0.8.",
+        "Cost by role: mean prompt tokens / completion tokens / seconds per question. F1 against the "
+        "reference: this row's F1 minus the reference row's on the same questions, with a 95% "
+        "bootstrap interval. *Answered* right: of the questions answered with confidence, those "
+        "with F1 ≥ 0.8.",
         "",
-        "| planner | compressor | n | EM | F1 | median seconds | planner's cost | compressor's cost | "
-        "final answer's cost | *answered* right | code | from |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| planner | compressor | n | EM | F1 | F1 against the reference | median seconds | "
+        "planner's cost | compressor's cost | final answer's cost | status | *answered* right | code | "
+        "from |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['planner']} | {r['compressor']} | {r['n']} | {r['em']:.3f} | {r['f1']:.3f} | "
-            f"{r['median_seconds'] or 0:.0f} | "
+            f"{_against(r)} | {r['median_seconds'] or 0:.0f} | "
             + " | ".join(_cost(r, role) for role in ROLES)
-            + f" | {_answered(r)} | {r['code'] or '–'} | {r['assignment']} |"
+            + f" | {_statuses(r)} | {_answered(r)} | {r['code'] or '–'} | {r['assignment']} |"
         )
     return "\n".join(lines) + "\n"
 
