@@ -135,7 +135,7 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 
 # The README's evaluation tables, rewritten from the committed results (no model runs): each goes
 # between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5, and
-# hidden-30 and split once their evaluations have results).
+# hidden-30, split and long-docs-30 once their evaluations have results).
 readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horizon tables from docs/eval (no model runs)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md >/dev/null
@@ -145,6 +145,7 @@ readme-tables: setup  ## rewrite the README's first-30, first-100 and long-horiz
 	$(LONG_EVAL) --report-only --readme README.md >/dev/null
 	$(if $(wildcard $(UNANSWERABLE_OUT)/results.jsonl),$(UNANSWERABLE_EVAL) --report-only --readme README.md >/dev/null)
 	$(if $(wildcard $(SPLIT_OUT)/*/summary.json),$(SPLIT_TABLE) --readme README.md >/dev/null)
+	$(if $(wildcard $(LONG_DOCS_HOME)/corpus),$(LONG_DOCS_EVAL) --report-only --readme README.md >/dev/null)
 
 # The answers removed from the collection (in a copy of it): how often does each mode still answer?
 # ReAct takes about four minutes a question here: add it with UNANSWERABLE_MODES=retrac,rag,react.
@@ -186,12 +187,13 @@ eval-long: eval-corpus  ## the same with budgets forcing 8 rounds / 24 tool call
 # of their own; doc recall counts the gold paragraphs the retrieved chunks hold.
 LONG_DOCS_BUILD ?= $(BENCH_DIR)/hotpotqa-long
 LONG_DOCS_HOME ?= $(BENCH_DIR)/hotpotqa-long-home
+LONG_DOCS_EVAL = RETRAC_HOME=$(LONG_DOCS_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl \
+	--limit $(EVAL_LIMIT) --mode retrac,rag --layout $(LONG_DOCS_BUILD)/layout.json --out $(CURDIR)/docs/eval/hotpotqa-long \
+	--report-name long-docs-$(EVAL_LIMIT) --title "HotpotQA-long (30-60 paragraphs a document), first $(EVAL_LIMIT)"
 eval-long-docs: setup  ## Re-TRAC vs RAG on the first EVAL_LIMIT questions over HotpotQA-long (docs/eval/hotpotqa-long)
 	$(PY) -m retrac_local.eval.longdocs --corpus $(EVAL_DIR)/corpus.jsonl --out $(LONG_DOCS_BUILD)
 	RETRAC_HOME=$(LONG_DOCS_HOME) $(RETRAC) ingest $(LONG_DOCS_BUILD)/docs
-	RETRAC_HOME=$(LONG_DOCS_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
-		--mode retrac,rag --layout $(LONG_DOCS_BUILD)/layout.json --out $(CURDIR)/docs/eval/hotpotqa-long \
-		--report-name first-$(EVAL_LIMIT) --title "HotpotQA-long (30-60 paragraphs a document), first $(EVAL_LIMIT)"
+	$(LONG_DOCS_EVAL)
 
 bench: bench-speed  ## the speed benchmark (see also bench-builds, bench-retrieval, bench-scale, eval, eval-long)
 
