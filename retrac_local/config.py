@@ -150,6 +150,12 @@ class BudgetSettings(Section):
         description="sentences of the run's texts the final answer reads beside the evidence, the most relevant to the "
         "question and searches that the evidence does not quote (0 = the evidence alone)",
     )
+    check_answer: bool = Field(
+        False,
+        description="after the final answer, ask the planner whether its cited quotes state it (one short call); "
+        "when they do not, the run says the answer was not found in the collection and is unsure (off until "
+        "measured on the evaluation)",
+    )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(
         None,

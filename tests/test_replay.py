@@ -12,7 +12,9 @@ from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.eval.harness import score
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.replay import replay
+from retrac_local.eval.replay import check, check_summary, replay
+from retrac_local.eval.rows import EvalRow
+from retrac_local.llm.fake import ScriptedLLM
 from tests import kill_target
 from tests.conftest import DEMO_DOCS
 
@@ -63,3 +65,53 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
         replay(results, out, app=app) == lines and model.calls == calls
     )  # done lines are not answered again
     assert len(out.read_text().splitlines()) == 1
+
+
+def _row(qid: str, answer: str, f1: float, status: str) -> str:
+    return EvalRow.model_validate(
+        {
+            "id": qid,
+            "mode": "retrac",
+            "question": f"Who wrote {qid}?",
+            "gold": ["Ada Vellacott"],
+            "answer": answer,
+            "status": status,
+            "em": float(f1 == 1.0),
+            "f1": f1,
+            "seconds": 1.0,
+            "citations": [
+                {
+                    "evidence_id": "E1",
+                    "doc_id": qid,
+                    "chunk_id": f"{qid}-0",
+                    "title": qid,
+                    "source": "doc",
+                    "quote": f"{answer} wrote it",
+                    "verified": "exact",
+                }
+            ],
+        }
+    ).line()
+
+
+def test_the_check_replay_asks_of_answered_rows_only_and_counts_what_it_would_demote(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # Three answered rows (two right, one wrong) and one unsure row, which the check never reads.
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        _row("a", "Ada Vellacott", 1.0, "answered")
+        + _row("b", "Jonas Pell", 0.0, "answered")
+        + _row("c", "Ada Vellacott", 1.0, "answered")
+        + _row("d", "Orrin", 0.0, "unsure")
+    )
+    model = ScriptedLLM().enqueue({"verdict": "yes"}, {"verdict": "no"}, "not json")
+    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
+    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    out = tmp_path / "checked.jsonl"
+    lines = check(results, out, app=app)
+    assert [r["states_answer"] for r in lines] == [True, False, None, None]
+    assert len(model.calls) == 3 and "Proposed answer: Jonas Pell" in model.calls[1].messages[-1]["content"]
+    # No judgement (an invalid reply) keeps the status, as in a run.
+    assert check_summary(lines) == "n 4: answered 3 (2 right) → 2 (2 right); not found 1 (0 of them right)"
+    assert check(results, out, app=app) == lines and len(model.calls) == 3  # done rows are not asked again

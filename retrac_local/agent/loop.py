@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import candidates, conflicts, datecompare, linking, prompts, rereading
+from retrac_local.agent import answercheck, candidates, conflicts, datecompare, linking, prompts, rereading
 from retrac_local.agent.answers import (
     named_spans,
     restates_question,
@@ -576,6 +576,8 @@ class ResearchAgent:
             answer = shorten(answer, state.question)
         citations = self._citations(state, answer, cited)
         caveat = self._caveat(state, answer, citations)
+        if answer and caveat is None and not decided and self._not_stated(state.question, answer, citations):
+            caveat = answercheck.not_found(answer)
         if not answer:
             status = RunStatus.FAILED
         elif stop_reason.budget:
@@ -690,6 +692,15 @@ class ResearchAgent:
         if count <= 0:
             return []
         return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
+
+    def _not_stated(self, question: str, answer: str, citations: list[Citation]) -> bool:
+        """The planner, shown the cited quotes alone, says they do not state the answer
+        (`budget.check_answer`; an answer without citations has its own caveat already)."""
+        if not (citations and self.settings.budget.check_answer):
+            return False
+        return (
+            answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations) is False
+        )
 
     @staticmethod
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:

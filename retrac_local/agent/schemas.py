@@ -85,6 +85,12 @@ class FinalAnswer(Written):
     evidence_ids: list[str] = Field(max_length=4)
 
 
+class AnswerCheck(Written):
+    """Whether the cited quotes state the final answer (`agent/answercheck.py`)."""
+
+    verdict: Literal["yes", "no"]
+
+
 # Per-round schemas: ids are constrained to the ones that exist, so a small model cannot invent a
 # source or cite a missing piece of evidence. They change every round, so their compiled grammars
 # are kept in memory only (`grammar_cache = False`).

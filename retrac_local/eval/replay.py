@@ -8,6 +8,13 @@ the rounds.
 The runs come from $RETRAC_HOME's run store, which is never changed: the replay answers into a copy.
 OUT.jsonl gets one line per run (written as each ends; a second sitting continues) and the summary
 is printed: mean F1 before and after, and the paired difference with a 95% bootstrap interval.
+
+    python -m retrac_local.eval.replay DIR/results.jsonl OUT.jsonl --check
+
+asks instead the answer check (`agent/answercheck.py`) of each *answered* row's answer and citations
+as the results hold them (no run store, one short planner call a row), and prints the calibration
+it would give: answered and how many of those right (F1 >= 0.8), before and after. The check of a
+run skips a comparison that code decided from dates; this replay cannot tell those apart.
 """
 
 from __future__ import annotations
@@ -90,12 +97,76 @@ def replay(
     return [done[r.run_id] for r in rows if r.run_id in done]
 
 
+def check(
+    results: Path, out: Path, limit: int | None = None, app: Retrac | None = None
+) -> list[dict[str, Any]]:
+    """The answer check replayed on each answered Re-TRAC row (`--check`)."""
+    from retrac_local.agent import answercheck, prompts
+    from retrac_local.agent.toolbox import Toolbox
+    from retrac_local.api import Retrac
+
+    rows = [r for r in read_rows(results.read_text().splitlines(), str(results)) if r.mode == "retrac"][
+        :limit
+    ]
+    done = {}
+    if out.exists():
+        done = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    app = app or Retrac()
+    planner, _ = app.llms()
+    system = prompts.render("planner_system", tools=Toolbox(app.corpus, app.settings).descriptions())
+    with open(out, "a", encoding="utf-8") as f:
+        for row in rows:
+            if row.id in done:
+                continue
+            verdict = None
+            if str(row.status) == "answered" and row.answer:
+                verdict = answercheck.states_answer(planner, system, row.question, row.answer, row.citations)
+            line = {
+                "id": row.id,
+                "question": row.question,
+                "gold": row.gold,
+                "answer": row.answer,
+                "f1": row.f1,
+                "status": str(row.status),
+                "states_answer": verdict,
+            }
+            done[row.id] = line
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.flush()
+            print(f"{verdict!s:5} F1 {row.f1:.2f}  {row.answer!r} (gold {row.gold[0]!r})", flush=True)
+    return [done[r.id] for r in rows if r.id in done]
+
+
+def check_summary(lines: list[dict[str, Any]]) -> str:
+    """Answered and right before the check and after it, and what it turned to not found."""
+    from retrac_local.eval.method import RIGHT_F1
+
+    answered = [r for r in lines if r["status"] == "answered"]
+    kept = [r for r in answered if r["states_answer"] is not False]
+    dropped = [r for r in answered if r["states_answer"] is False]
+
+    def right(rs: list[dict[str, Any]]) -> int:
+        return sum(r["f1"] >= RIGHT_F1 for r in rs)
+
+    return (
+        f"n {len(lines)}: answered {len(answered)} ({right(answered)} right) → {len(kept)} "
+        f"({right(kept)} right); not found {len(dropped)} ({right(dropped)} of them right)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="an evaluation's results.jsonl")
     parser.add_argument("out", type=Path, help="where the replayed answers go (JSON Lines)")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--check", action="store_true", help="replay the answer check, not the final answer")
     args = parser.parse_args(argv)
+    if args.check:
+        checked = check(args.results, args.out, args.limit)
+        if not checked:
+            raise SystemExit(f"no Re-TRAC row in {args.results}")
+        print(check_summary(checked))
+        return
     lines = replay(args.results, args.out, args.limit)
     if not lines:
         raise SystemExit(f"no Re-TRAC run of {args.results} is in this store")
