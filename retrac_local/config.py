@@ -151,10 +151,10 @@ class BudgetSettings(Section):
         "question and searches that the evidence does not quote (0 = the evidence alone)",
     )
     check_answer: bool = Field(
-        False,
-        description="after the final answer, ask the planner whether its cited quotes state it (one short call); "
-        "when they do not, the run says the answer was not found in the collection and is unsure (off until "
-        "measured on the evaluation)",
+        True,
+        description="after an answer that passed every code check, ask the planner whether its cited quotes "
+        "state it (one short call); when they do not, the run says the answer was not found in the collection "
+        "and is unsure, the answer kept as its best guess",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(

@@ -34,9 +34,12 @@ def test_a_yes_keeps_the_answer_answered(settings: Settings, orrin: MemoryCorpus
     assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.caveat is None
     shown = llm.calls[-1].messages[-1]["content"]
     assert "Proposed answer: 1849" in shown and Q in shown
-    # The check reads the cited quote alone: the one citation, with its document's title.
-    assert f'[E2] (Ada Vellacott) "{result.citations[0].quote}"' in shown
-    assert "Karn Point Lighthouse) " not in shown
+    # The check reads the cited quotes alone, each with its document's title: the one that states
+    # the answer, then the hop that ties it to what the question names.
+    assert [c.evidence_id for c in result.citations] == ["E2", "E1"]
+    assert shown.index(f'[E2] (Ada Vellacott) "{result.citations[0].quote}"') < shown.index(
+        f'[E1] (Karn Point Lighthouse) "{result.citations[1].quote}"'
+    )
 
 
 def test_a_no_says_not_found_and_keeps_the_best_guess(settings: Settings, orrin: MemoryCorpus) -> None:
@@ -69,9 +72,19 @@ def test_an_invalid_reply_leaves_the_status_as_it_was(
     assert result.status == RunStatus.ANSWERED and result.caveat is None
 
 
-def test_off_by_default_no_call_is_made(settings: Settings, orrin: MemoryCorpus) -> None:
-    assert Settings().budget.check_answer is False
+def test_on_by_default_and_no_call_is_made_when_off(settings: Settings, orrin: MemoryCorpus) -> None:
+    assert Settings().budget.check_answer is True
     llm = _script()
-    _, result = run(make_agent(settings, orrin, llm))
+    _, result = run(make_agent(settings, orrin, llm, check_answer=False))
     assert result.status == RunStatus.ANSWERED and not llm.outputs
+    assert all(c.schema is None or c.schema.__name__ != "AnswerCheck" for c in llm.calls)
+
+
+def test_no_check_when_the_run_would_not_be_answered_anyway(settings: Settings, orrin: MemoryCorpus) -> None:
+    # Stopped by the round budget: budget-exhausted whatever the check would say, so no call is made.
+    llm = ScriptedLLM().enqueue(
+        constraints("Karn Point Lighthouse", "year"), *ROUND_1, UPDATE_1, final("1849", "E2")
+    )
+    _, result = run(make_agent(settings, orrin, llm, check_answer=True, max_rounds=1))
+    assert result.status == RunStatus.BUDGET_EXHAUSTED and result.answer == "1849"
     assert all(c.schema is None or c.schema.__name__ != "AnswerCheck" for c in llm.calls)

@@ -62,8 +62,12 @@ def test_a_full_run_answers_with_checked_citations(settings: Settings, orrin: Me
     )
     events, result = run(make_agent(settings, orrin, llm))
     assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.rounds == 2
-    assert [(c.evidence_id, c.chunk_id) for c in result.citations] == [("E2", "ada-vellacott#0")]
-    assert result.citations[0].quote in orrin.get_chunk("ada-vellacott#0").text
+    # The answer's own citation, then the hop that ties it to the lighthouse the question names.
+    assert [(c.evidence_id, c.chunk_id) for c in result.citations] == [
+        ("E2", "ada-vellacott#0"),
+        ("E1", "karn-point#0"),
+    ]
+    assert all(c.quote in orrin.get_chunk(c.chunk_id).text for c in result.citations)
     assert result.llm_calls == len(llm.calls) == 7 and result.peak_prompt_tokens > 0
 
     steps = [e for e in events if isinstance(e, StepTaken)]
@@ -331,6 +335,7 @@ def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(
         constraints(),
         update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
         final("1849", "E2"),
+        {"verdict": "yes"},
     )
     events, result = run(ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db)))
     assert [(e.argument, e.by) for e in events if isinstance(e, StepTaken)] == [
@@ -338,7 +343,8 @@ def test_by_default_round_1_is_three_searches_by_code_and_no_planner_call(
         ("Ada Vellacott", "code"),
         ("Orrin Lights Board", "code"),
     ]
-    assert [c.schema.__name__ for c in llm.calls] == ["ConstraintsDraft", "StateUpdate", "FinalAnswer"]
+    names = [c.schema.__name__ for c in llm.calls]
+    assert names == ["ConstraintsDraft", "StateUpdate", "FinalAnswer", "AnswerCheck"]
     assert result.status == RunStatus.ANSWERED and result.answer == "1849"
 
 

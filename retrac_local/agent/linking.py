@@ -170,6 +170,17 @@ def chain(state: ResearchState) -> list[Evidence]:
     return answer + hops
 
 
+def bridge(state: ResearchState, cited: list[Evidence]) -> list[Evidence]:
+    """The evidence that links cited evidence to the question when none of it mentions a name the
+    question asks about: verified evidence about a question name that names what a cited piece is
+    about ("designed by Ada Vellacott" beside "She was born in 1849"). Empty when the citations
+    reach the question already, or nothing links them to it."""
+    anchors = anchored_evidence(state)
+    if not cited or not question_names(state.question) or any(e in anchors for e in cited):
+        return []
+    return [a for a in anchors if a not in cited and any(linked(a, e) for e in cited)][:1]
+
+
 def _entity(e: Evidence) -> str:
     return re.sub(r"\s*\([^)]*\)\s*$", "", e.title)  # "Jonas Pell (engineer)" → "Jonas Pell"
 

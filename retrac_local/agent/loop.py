@@ -576,7 +576,8 @@ class ResearchAgent:
             answer = shorten(answer, state.question)
         citations = self._citations(state, answer, cited)
         caveat = self._caveat(state, answer, citations)
-        if answer and caveat is None and not decided and self._not_stated(state.question, answer, citations):
+        would_answer = stop_reason.finished and not stop_reason.budget and caveat is None
+        if answer and would_answer and not decided and self._not_stated(state.question, answer, citations):
             caveat = answercheck.not_found(answer)
         if not answer:
             status = RunStatus.FAILED
@@ -750,7 +751,13 @@ class ResearchAgent:
         if not chosen:
             linked = {i for c in state.conclusions for i in c.evidence_ids}
             chosen = [e for e in state.evidence if e.id in linked]
-        return [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
+        checked = [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
+        # A bridge answer cites where the chain ends ("born in 1849"); the hop that ties it to what
+        # the question names ("designed by Ada Vellacott") is cited beside it, so the reader, and
+        # the answer check that reads the cited quotes alone, can follow the chain.
+        kept = {c.evidence_id for c in checked}
+        hop = linking.bridge(state, [e for e in chosen if e.id in kept])
+        return checked + [c for c in (self._checked(e) for e in hop) if c is not None]
 
     def _checked(self, evidence: Evidence) -> Citation | None:
         if evidence.verified not in ("yes", "partial"):
