@@ -151,10 +151,11 @@ class BudgetSettings(Section):
         "question and searches that the evidence does not quote (0 = the evidence alone)",
     )
     check_answer: bool = Field(
-        True,
+        False,
         description="after an answer that passed every code check, ask the planner whether its cited quotes "
         "state it (one short call); when they do not, the run says the answer was not found in the collection "
-        "and is unsure, the answer kept as its best guess",
+        "and is unsure, the answer kept as its best guess. Off by default: the 1.5B model also says no to "
+        "answers its quotes state plainly (README, 'The answer check')",
     )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(

@@ -33,9 +33,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def settings(isolated_home: Path) -> Settings:
     """Round 1 opens with two searches by code (the default is three), so that the scripted runs
-    also exercise the planner's own steps in round 1; the answer check (on by default) is off, so
-    that a script holds the calls its test is about: tests/test_answer_check.py turns it on."""
-    return Settings(home=isolated_home, budget={"opening_searches": 2, "check_answer": False})
+    also exercise the planner's own steps in round 1."""
+    return Settings(home=isolated_home, budget={"opening_searches": 2})
 
 
 @pytest.fixture

@@ -76,8 +76,6 @@ class Deterministic:
             }
         if schema == "FinalAnswer":
             return {"answer": "1849", "evidence_ids": []}
-        if schema == "AnswerCheck":
-            return {"verdict": "yes"}
         raise AssertionError(f"unexpected schema {schema}")
 
 

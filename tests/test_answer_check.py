@@ -72,10 +72,10 @@ def test_an_invalid_reply_leaves_the_status_as_it_was(
     assert result.status == RunStatus.ANSWERED and result.caveat is None
 
 
-def test_on_by_default_and_no_call_is_made_when_off(settings: Settings, orrin: MemoryCorpus) -> None:
-    assert Settings().budget.check_answer is True
+def test_off_by_default_no_call_is_made(settings: Settings, orrin: MemoryCorpus) -> None:
+    assert Settings().budget.check_answer is False
     llm = _script()
-    _, result = run(make_agent(settings, orrin, llm, check_answer=False))
+    _, result = run(make_agent(settings, orrin, llm))
     assert result.status == RunStatus.ANSWERED and not llm.outputs
     assert all(c.schema is None or c.schema.__name__ != "AnswerCheck" for c in llm.calls)
 

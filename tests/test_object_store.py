@@ -110,7 +110,6 @@ def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: 
         finish("Ada Vellacott"),
         update(answer="Ada Vellacott"),
         final("Ada Vellacott", "E1"),
-        {"verdict": "yes"},  # the answer check, on by default
     )
     settings = other.settings.model_copy(
         update={

@@ -27,12 +27,24 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from retrac_local.eval.rows import read_rows
+from retrac_local.eval.rows import EvalRow, read_rows
 from retrac_local.eval.scoring import best
 from retrac_local.eval.summary import difference
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
+
+
+def _retrac_rows(results: Path, limit: int | None) -> list[EvalRow]:
+    rows = read_rows(results.read_text().splitlines(), str(results))
+    return [r for r in rows if r.mode == "retrac"][:limit]
+
+
+def _done(out: Path, key: str) -> dict[str, dict[str, Any]]:
+    """The lines an earlier sitting wrote to OUT, by `key`: those rows are not asked again."""
+    if not out.exists():
+        return {}
+    return {r[key]: r for r in map(json.loads, out.read_text().splitlines())}
 
 
 def replay(
@@ -44,12 +56,8 @@ def replay(
     from retrac_local.corpus.embedder import relevance_by
     from retrac_local.runstore import RunStore
 
-    rows = [r for r in read_rows(results.read_text().splitlines(), str(results)) if r.mode == "retrac"][
-        :limit
-    ]
-    done = {}
-    if out.exists():
-        done = {r["run_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    rows = _retrac_rows(results, limit)
+    done = _done(out, "run_id")
     app = app or Retrac()
     with tempfile.TemporaryDirectory() as scratch:
         copy = Path(scratch) / "runs.sqlite"
@@ -105,12 +113,8 @@ def check(
     from retrac_local.agent.toolbox import Toolbox
     from retrac_local.api import Retrac
 
-    rows = [r for r in read_rows(results.read_text().splitlines(), str(results)) if r.mode == "retrac"][
-        :limit
-    ]
-    done = {}
-    if out.exists():
-        done = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    rows = _retrac_rows(results, limit)
+    done = _done(out, "id")
     app = app or Retrac()
     planner, _ = app.llms()
     system = prompts.render("planner_system", tools=Toolbox(app.corpus, app.settings).descriptions())
