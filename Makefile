@@ -237,9 +237,9 @@ llama-server: $(VENV)/.created  ## build llama.cpp's server once into the cache 
 # Questions per hour with 1, 2 and 4 workers sharing one model server, on the small model so that
 # the three measurements fit in minutes (BATCH_MODEL=… for another file).
 BATCH_MODEL ?= $(SMALL_MODEL)
-bench-batch: setup llama-server  ## retrac batch on a local Ray: 1, 2, 4 workers against one server (bench-out/batch)
+bench-batch: setup llama-server  ## retrac batch on a local Ray: 1, 2, 4 workers against one server, in turns, 3 times (bench-out/batch)
 	$(PY) -m retrac_local.bench.batch --server $(LLAMA_SERVER) --model $(BATCH_MODEL) --out $(BENCH_DIR)/batch \
-		--workers 1,2,4 --questions 4
+		--workers 1,2,4 --questions 4 --repeat 3
 
 SCALE_ROWS ?= 1000000
 bench-scale: setup  ## LanceDB at SCALE_ROWS synthetic chunks: build time, disk, latency, recall vs exact (bench-out/scale)

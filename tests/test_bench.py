@@ -104,3 +104,45 @@ def test_the_ingest_benchmark_times_every_stage_of_a_real_ingest(tmp_path: Path,
     result = summarise(runs)
     assert result["runs"] == 2 and result["chunks_per_second"] > 0
     assert "| embed |" in markdown(result, "notes")
+
+
+def _batch_row(workers: int, qph: float, wall: float, statuses: dict[str, int]) -> dict:
+    return {
+        "workers": workers,
+        "slots": workers,
+        "wall_s": wall,
+        "questions_per_hour": qph,
+        "tokens_per_s": 10.0 * workers,
+        "generated_tokens_per_s": 5.0,
+        "median_question_s": wall / 2,
+        "statuses": statuses,
+    }
+
+
+def test_the_batch_table_takes_each_worker_counts_median_over_its_runs() -> None:
+    from retrac_local.bench.batch import markdown, medians
+
+    rows = [
+        _batch_row(1, 60.0, 240.0, {"answered": 2}),
+        _batch_row(2, 90.0, 160.0, {"answered": 1, "unsure": 1}),
+        _batch_row(1, 40.0, 360.0, {"unsure": 2}),
+        _batch_row(2, 30.0, 480.0, {"answered": 2}),
+        _batch_row(1, 50.0, 288.0, {"answered": 1, "unsure": 1}),
+        _batch_row(2, 75.0, 192.0, {"answered": 2}),
+    ]
+    table = medians(rows)
+    assert [(r["workers"], r["runs"]) for r in table] == [(1, 3), (2, 3)]
+    one, two = table
+    assert (one["questions_per_hour"], one["wall_s"]) == (50.0, 288.0)  # medians, not the last run
+    assert (two["questions_per_hour"], two["wall_s"]) == (75.0, 192.0)
+    assert two["speedup"] == 1.5 and one["speedup"] == 1.0
+    assert two["statuses"] == {"answered": 5, "unsure": 1}  # every run's statuses added up
+    text = markdown("title", table)
+    assert "Medians over 3 runs" in text and "| 2 | 2 | 192 | 75 | 1.5× |" in text
+
+
+def test_a_single_run_is_not_called_a_median() -> None:
+    from retrac_local.bench.batch import markdown, medians
+
+    text = markdown("title", medians([_batch_row(1, 60.0, 240.0, {"answered": 2})]))
+    assert "Medians" not in text and "| 1 | 1 | 240 | 60 | 1.0× |" in text

@@ -2,7 +2,7 @@
 server, side by side in one run.
 
     python -m retrac_local.bench.batch --server PATH/llama-server --out bench-out/batch [--workers 1,2,4]
-        [--questions 4] [--model models/X.gguf]
+        [--questions 4] [--model models/X.gguf] [--repeat 3]
 
 `--server` is llama.cpp's own server (`make llama-server`), started here on loopback with as many
 parallel slots as workers (continuous batching), or `llama-cpp-python` for that package's server
@@ -10,7 +10,10 @@ parallel slots as workers (continuous batching), or `llama-cpp-python` for that 
 The demo collection is ingested into OUT/home with the default embeddings; each worker count runs the
 same first `--questions` demo questions afresh. Per worker count: wall seconds, questions per hour,
 tokens per second in aggregate (prompt and generated), and the median seconds of one question.
-Writes OUT/batch.json and OUT/batch.md."""
+`--repeat N` runs the worker counts in turns N times (1, 2, 4, 1, 2, 4, …), so that a slow spell of a
+shared machine falls on every count alike, and the table gives each figure's median over the N runs.
+Writes OUT/rows.jsonl (a row as each run ends), OUT/batch.json (every row, and the medians) and
+OUT/batch.md."""
 
 from __future__ import annotations
 
@@ -139,6 +142,7 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="comma-separated worker counts")
     parser.add_argument("--questions", type=int, default=4, help="the first N demo questions")
     parser.add_argument("--model", type=Path, help="a GGUF file; default: the planner's model")
+    parser.add_argument("--repeat", type=int, default=1, help="run the worker counts in turns N times")
     args = parser.parse_args()
     from retrac_local.config import load_settings
 
@@ -160,7 +164,8 @@ def main() -> None:
     )
     schema_format = "json_object" if args.server == "llama-cpp-python" else "json_schema"
     rows = []
-    for workers in [int(w) for w in args.workers.split(",")]:
+    counts = [int(w) for w in args.workers.split(",")] * max(1, args.repeat)
+    for run, workers in enumerate(counts):
         slots = 1 if args.server == "llama-cpp-python" else workers
         proc, url = start_server(args.server, model, slots, n_ctx, args.out / f"server-{workers}.log")
         try:
@@ -170,39 +175,76 @@ def main() -> None:
                 for key, value in (("URL", url), ("SCHEMA_FORMAT", schema_format), ("N_CTX", str(n_ctx)))
             }
             row = measure(env | role_env, questions, args.out / f"workers-{workers}", workers) | {
-                "slots": slots
+                "slots": slots,
+                "run": run // len(set(counts)) + 1,
             }
         finally:
             proc.terminate()
             proc.wait(timeout=60)
         rows.append(row)
+        with open(args.out / "rows.jsonl", "a" if run else "w", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")  # each run's row kept as it ends
         print(json.dumps(row), flush=True)
-    base = rows[0]["questions_per_hour"]
-    for row in rows:
-        row["speedup"] = round(row["questions_per_hour"] / base, 2) if base else None
+    table = medians(rows)
     result = {
         "server": Path(args.server).name,
         "model": model.name,
         "cpus": os.cpu_count(),
         "questions": args.questions,
+        "repeat": max(1, args.repeat),
         "rows": rows,
+        "medians": table,
     }
     (args.out / "batch.json").write_text(json.dumps(result, indent=2))
-    lines = [
+    title = (
         f"`retrac batch`, {args.questions} demo questions, {model.name} behind {Path(args.server).name} "
-        f"({os.cpu_count()} CPUs)",
+        f"({os.cpu_count()} CPUs)"
+    )
+    text = markdown(title, table)
+    (args.out / "batch.md").write_text(text)
+    print(text, end="")
+
+
+FIGURES = ("wall_s", "questions_per_hour", "tokens_per_s", "generated_tokens_per_s", "median_question_s")
+
+
+def medians(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per worker count: the median of each figure over that count's runs, the statuses of
+    all its runs added up, and the speed-up in questions per hour against the first count's median."""
+    counts = list(dict.fromkeys(r["workers"] for r in rows))
+    table = []
+    for workers in counts:
+        mine = [r for r in rows if r["workers"] == workers]
+        statuses: dict[str, int] = {}
+        for r in mine:
+            for status, n in r["statuses"].items():
+                statuses[status] = statuses.get(status, 0) + n
+        table.append(
+            {"workers": workers, "slots": mine[0]["slots"], "runs": len(mine), "statuses": statuses}
+            | {k: round(statistics.median(r[k] for r in mine), 2) for k in FIGURES}
+        )
+    base = table[0]["questions_per_hour"] if table else 0
+    for row in table:
+        row["speedup"] = round(row["questions_per_hour"] / base, 2) if base else None
+    return table
+
+
+def markdown(title: str, table: list[dict[str, Any]]) -> str:
+    runs = sorted({r["runs"] for r in table})
+    note = f" Medians over {runs[0]} runs; status counts are of all runs." if runs != [1] else ""
+    lines = [
+        title + note,
         "",
         "| workers | server slots | wall s | questions/hour | speed-up | tokens/s (all) | generated tok/s | median s per question | status |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
+    for r in table:
         status = ", ".join(f"{n} {s}" for s, n in sorted(r["statuses"].items()))
         lines.append(
-            f"| {r['workers']} | {r['slots']} | {r['wall_s']} | {r['questions_per_hour']} | {r['speedup']}× | "
-            f"{r['tokens_per_s']} | {r['generated_tokens_per_s']} | {r['median_question_s']} | {status} |"
+            f"| {r['workers']} | {r['slots']} | {r['wall_s']:g} | {r['questions_per_hour']:g} | {r['speedup']}× | "
+            f"{r['tokens_per_s']:g} | {r['generated_tokens_per_s']:g} | {r['median_question_s']:g} | {status} |"
         )
-    (args.out / "batch.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
