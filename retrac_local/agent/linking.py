@@ -166,8 +166,7 @@ def chain(state: ResearchState) -> list[Evidence]:
     """The evidence an answer stands on: what states it, and the evidence about a question name
     that links it to the question (the first hop of a bridge)."""
     answer = answer_evidence(state)
-    hops = [n for n in anchored_evidence(state) if n not in answer and any(linked(a, n) for a in answer)]
-    return answer + hops
+    return answer + _hops(anchored_evidence(state), answer)
 
 
 def bridge(state: ResearchState, cited: list[Evidence]) -> list[Evidence]:
@@ -178,7 +177,12 @@ def bridge(state: ResearchState, cited: list[Evidence]) -> list[Evidence]:
     anchors = anchored_evidence(state)
     if not cited or not question_names(state.question) or any(e in anchors for e in cited):
         return []
-    return [a for a in anchors if a not in cited and any(linked(a, e) for e in cited)][:1]
+    return _hops(anchors, cited)[:1]
+
+
+def _hops(anchors: list[Evidence], evidence: list[Evidence]) -> list[Evidence]:
+    """The anchored evidence, other than `evidence` itself, that names what a piece of it is about."""
+    return [a for a in anchors if a not in evidence and any(linked(a, e) for e in evidence)]
 
 
 def _entity(e: Evidence) -> str:

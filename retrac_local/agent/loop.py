@@ -576,9 +576,6 @@ class ResearchAgent:
             answer = shorten(answer, state.question)
         citations = self._citations(state, answer, cited)
         caveat = self._caveat(state, answer, citations)
-        would_answer = stop_reason.finished and not stop_reason.budget and caveat is None
-        if answer and would_answer and not decided and self._not_stated(state.question, answer, citations):
-            caveat = answercheck.not_found(answer)
         if not answer:
             status = RunStatus.FAILED
         elif stop_reason.budget:
@@ -587,6 +584,9 @@ class ResearchAgent:
             status = RunStatus.ANSWERED
         else:
             status = RunStatus.UNSURE
+        confident = answer if status == RunStatus.ANSWERED else None
+        if confident and not decided and self._not_stated(state.question, confident, citations):
+            caveat, status = answercheck.not_found(confident), RunStatus.UNSURE
         calls = self.meter.drain()
         all_calls: list[CallRecord] = [*self.store.calls(run_id), *calls]
         result = RunResult(
@@ -696,8 +696,8 @@ class ResearchAgent:
 
     def _not_stated(self, question: str, answer: str, citations: list[Citation]) -> bool:
         """The planner, shown the cited quotes alone, says they do not state the answer
-        (`budget.check_answer`; an answer without citations has its own caveat already)."""
-        if not (citations and self.settings.budget.check_answer):
+        (`budget.check_answer`; asked only of an answer that would be *answered*)."""
+        if not self.settings.budget.check_answer:
             return False
         return (
             answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations) is False
