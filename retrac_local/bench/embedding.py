@@ -83,7 +83,10 @@ def measure(
             start = time.perf_counter()
             vectors[s] = embedder.embed(texts)
             seconds[s].append(time.perf_counter() - start)
-            print(f"run {run + 1}/{runs} {s[0]} batch {s[1]}: {len(texts) / seconds[s][-1]:.1f} chunks/s", flush=True)
+            print(
+                f"run {run + 1}/{runs} {s[0]} batch {s[1]}: {len(texts) / seconds[s][-1]:.1f} chunks/s",
+                flush=True,
+            )
     tokenizer = next(iter(embedders.values()))._model.tokenizer
     mean_tokens = statistics.mean(len(ids) for ids in tokenizer(texts)["input_ids"])
     return {
@@ -135,9 +138,7 @@ def main() -> None:
     rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
     questions = [r for r in rows if r.get("supporting_doc_ids")][args.offset : args.offset + args.limit]
     doc_ids, texts = paragraphs_for(args.corpus, questions, args.distractors, args.seed)
-    settings = [
-        (p, int(b)) for p in args.precisions.split(",") for b in args.batch_sizes.split(",")
-    ]
+    settings = [(p, int(b)) for p in args.precisions.split(",") for b in args.batch_sizes.split(",")]
     if ("float32", 32) not in settings:
         settings.insert(0, ("float32", 32))  # the reference every cosine is taken against
     measured, mean_tokens = measure(settings, texts, [q["question"] for q in questions], args.runs)
@@ -150,11 +151,7 @@ def main() -> None:
         "runs": args.runs,
         "machine": f"{os.cpu_count()} cores",
         "settings": [
-            {
-                key: value
-                for key, value in m.items()
-                if key not in ("vectors", "query_vectors")
-            }
+            {key: value for key, value in m.items() if key not in ("vectors", "query_vectors")}
             | {
                 "lowest_cosine": round(float((m["vectors"] * reference).sum(axis=1).min()), 6),
                 "recall": recall(m["vectors"], m["query_vectors"], doc_ids, questions),
