@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.corpus.ingest import Ingester
 from retrac_local.corpus.readahead import ahead
 from retrac_local.corpus.store import CorpusStore
-from retrac_local.corpus.embedder import HashingEmbedder
 
 
 def test_results_come_in_order_with_their_items() -> None:
