@@ -44,7 +44,7 @@ LONG_LIMIT ?= 5
 LONG_OUT ?= $(CURDIR)/docs/eval/hotpotqa-horizon
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-embedding bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -101,6 +101,11 @@ bench-retrieval: setup  ## recall and latency of bm25 / vector / hybrid on Hotpo
 INGEST_PATHS ?= $(EVAL_DIR)/corpus.jsonl
 bench-ingest: setup  ## ingest INGEST_PATHS into a fresh home, each stage timed (bench-out/ingest)
 	$(PY) -m retrac_local.bench.ingest $(INGEST_PATHS) --out $(BENCH_DIR)/ingest
+
+# The embedder per precision and batch size: chunks/s and exact-search recall on dev 101-400's paragraphs.
+bench-embedding: setup  ## embedder speed and recall, float32 against bfloat16 (bench-out/embedding)
+	$(PY) -m retrac_local.bench.embedding --corpus $(EVAL_DIR)/corpus.jsonl \
+		--questions $(EVAL_DIR)/hotpotqa_dev.jsonl --out $(BENCH_DIR)/embedding
 
 # Round 1's opening searches, made by code before any model call: their doc recall on tuning questions.
 bench-hops: eval-corpus  ## doc recall of the opening searches on dev questions 101-200, no model (bench-out/hops)

@@ -236,7 +236,7 @@ class RetrievalSettings(Section):
     embed_precision: Literal["auto", "float32", "bfloat16"] = Field(
         "auto",
         description="the embedder's arithmetic: auto = bfloat16 on a processor with native bfloat16 "
-        "(avx512_bf16 or amx_bf16; about twice as fast, the same vectors to 5 decimals), else float32",
+        "(avx512_bf16 or amx_bf16; 1.8-2.6x as fast, the same vectors to 4 decimals), else float32",
     )
 
 

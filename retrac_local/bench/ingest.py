@@ -4,11 +4,10 @@
 
 Each run ingests PATH… into a fresh home under OUT with the real `Ingester` and the configured
 embedder; each stage is timed by wrapping the method that does it (parsing: reading a file, in the
-sandboxed reader when it is on, on the read-ahead thread, so its seconds overlap the others';
-chunking; embedding; writing to LanceDB, indexes included; "other" is the rest of the whole: the
-main thread waiting for the parser, and bookkeeping). The embedding model's load is timed on its
-own, before the run. Writes OUT/ingest.json and OUT/ingest.md: files, MB, documents, chunks,
-seconds per stage (medians over the runs), chunks/s and MB/min of the whole.
+sandboxed reader when it is on; chunking; embedding; writing to LanceDB, indexes included). The
+embedding model's load is timed on its own, before the run. Writes OUT/ingest.json and
+OUT/ingest.md: files, MB, documents, chunks, seconds per stage (medians over the runs), chunks/s
+and MB/min of the whole.
 """
 
 from __future__ import annotations
@@ -24,10 +23,6 @@ from pathlib import Path
 from typing import Any
 
 STAGES = ("parse", "chunk", "embed", "write")
-STAGE_NAMES = {
-    "parse": "parse (beside the rest, on the read-ahead thread)",
-    "other": "other (waiting for the parser, bookkeeping)",
-}
 
 
 class Stopwatch:
@@ -81,9 +76,7 @@ def one_run(paths: list[Path], home: Path, overrides: dict[str, Any] | None = No
         "documents": report["documents_added"],
         "chunks": report["chunks"],
         "seconds": total,
-        # Parsing runs on the read-ahead thread beside the rest: its seconds overlap the others', and
-        # what is left of the whole is the wait for the parser and the bookkeeping.
-        "stages": stages | {"other": round(total - sum(v for s, v in stages.items() if s != "parse"), 4)},
+        "stages": stages | {"other": round(total - sum(stages.values()), 4)},
         "model_load_seconds": round(load_seconds, 2),
         "embedder": embedder.name,
         "precision": getattr(embedder, "precision", None),
@@ -119,10 +112,7 @@ def markdown(result: dict[str, Any], collection: str) -> str:
         "",
         "| stage | seconds | share |",
         "|---|---|---|",
-        *(
-            f"| {STAGE_NAMES.get(stage, stage)} | {secs} | {secs / total:.0%} |"
-            for stage, secs in result["stages"].items()
-        ),
+        *(f"| {stage} | {secs} | {secs / total:.0%} |" for stage, secs in result["stages"].items()),
         f"| **all** | **{result['seconds']}** | |",
         "",
         f"{result['chunks_per_second']} chunks/s, {result['mb_per_minute']} MB/min.",

@@ -26,7 +26,6 @@ from typing import Any
 
 from retrac_local.config import IngestSettings
 from retrac_local.corpus.chunking import chunk_text
-from retrac_local.corpus.readahead import ahead
 from retrac_local.corpus.readers import (
     JSONL_SUFFIXES,
     SUPPORTED,
@@ -42,7 +41,6 @@ from retrac_local.untrusted import clean_document
 
 BATCH_FILES = 256  # files recorded per commit at most, so a crash re-reads little
 BATCH_CHUNKS = 1024  # one embedding call sorts this many by length: less padding
-READ_AHEAD_FILES = 2  # files parsed ahead of the one being embedded (their documents wait in memory)
 
 
 @dataclass
@@ -71,18 +69,6 @@ class IngestReport:
 
 
 ProgressFn = Callable[[str, dict[str, Any]], None]
-
-
-@dataclass
-class Loaded:
-    """One file as the read-ahead thread leaves it: an error, unchanged since the manifest's hash,
-    or its documents."""
-
-    key: str
-    sha: str = ""
-    error: str | None = None
-    unchanged: bool = False
-    documents: list[Document] = field(default_factory=list)
 
 
 def _slug(text: str) -> str:
@@ -189,10 +175,6 @@ class Manifest:
 
     def paths(self) -> list[str]:
         return [r[0] for r in self.db.execute("SELECT path FROM files")]
-
-    def hashes(self) -> dict[str, str]:
-        """Every recorded file's content hash, by path."""
-        return dict(self.db.execute("SELECT path, sha256 FROM files").fetchall())
 
     def close(self) -> None:
         self.db.close()
@@ -311,7 +293,6 @@ class Ingester:
         self._batch_docs: list[str] = []
         self._pending_files: list[tuple[str, str, list[str], int, list[str]]] = []
         self._pending_owner: dict[str, str] = {}  # doc ids given to files not yet recorded
-        self._known_shas: dict[str, str] = {}  # the manifest's hashes when the run began
 
     def run(self, paths: list[Path], prune: bool = False) -> IngestReport:
         with _only_writer(self.store.local_dir / "ingest.lock"):
@@ -324,11 +305,8 @@ class Ingester:
         sizes = [_size(p) for p in files]
         self.progress("start", {"files": len(files), "bytes": sum(sizes)})
         self._bytes_before, self._files_done = 0, 0
-        self._known_shas = self.manifest.hashes()
-        # The next files are read and parsed while this one's chunks are embedded.
-        jobs = [(path.resolve(), size) for path, size in zip(files, sizes, strict=True)]
-        for (_, size), loaded in ahead(jobs, self._load, depth=READ_AHEAD_FILES):
-            self._add(loaded, report)
+        for path, size in zip(files, sizes, strict=True):
+            self._ingest_file(path.resolve(), size, report)
             self._bytes_before += size
             self._files_done += 1
             self._report_progress(report, 0)
@@ -344,51 +322,47 @@ class Ingester:
             self.sandbox.close()
         return report
 
-    def _load(self, job: tuple[Path, int]) -> Loaded:
-        """Everything about one file that needs no store: checks, hash, and (unless the manifest
-        has it at this hash) its documents. Runs on the read-ahead thread."""
-        path, size = job
+    def _ingest_file(self, path: Path, size: int, report: IngestReport) -> None:
         key = str(path)
         if shown(path) != key:  # the manifest and the citations need a name that is text
-            return Loaded(
-                shown(path), error="the file name is not valid UTF-8; rename the file and ingest it again"
+            report.failed.append(
+                {
+                    "path": shown(path),
+                    "error": "the file name is not valid UTF-8; rename the file and ingest it again",
+                }
             )
+            return
         jsonl = path.suffix.lower() in JSONL_SUFFIXES
         size_mb = size / 1e6
         if not jsonl and size_mb > self.limits.max_file_mb:
-            return Loaded(
-                key,
-                error=f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
-                f"{self.limits.max_file_mb:g}; raise that limit to ingest it",
+            report.failed.append(
+                {
+                    "path": key,
+                    "error": f"{size_mb:.0f} MB is larger than ingest.max_file_mb = "
+                    f"{self.limits.max_file_mb:g}; raise that limit to ingest it",
+                }
             )
+            return
         try:
             data = path.read_bytes()
         except OSError as e:
-            return Loaded(key, error=f"cannot read: {e.strerror or e}")
-        sha = hashlib.sha256(data).hexdigest()
-        del data
-        if self._known_shas.get(key) == sha:
-            return Loaded(key, sha=sha, unchanged=True)
-        try:
-            return Loaded(key, sha=sha, documents=self._read(path, jsonl))
-        except UnreadableFile as e:
-            return Loaded(key, sha=sha, error=str(e))
-        except (OSError, ValueError, RecursionError, MemoryError) as e:
-            return Loaded(key, sha=sha, error=f"cannot parse: {type(e).__name__}: {e}")
-
-    def _add(self, loaded: Loaded, report: IngestReport) -> None:
-        """A loaded file's documents into the batch (and the store, batch by batch)."""
-        key = loaded.key
-        if loaded.error is not None:
-            report.failed.append({"path": key, "error": loaded.error})
+            report.failed.append({"path": key, "error": f"cannot read: {e.strerror or e}"})
             return
+        sha = hashlib.sha256(data).hexdigest()
         known = self.manifest.file(key)
-        if loaded.unchanged:
+        if known and known[0] == sha:
             report.files_skipped += 1
-            report.documents_skipped += len(known[1]) if known else 0
+            report.documents_skipped += len(known[1])
             return
         old_doc_ids = known[1] if known else []
-        sha, documents, path = loaded.sha, loaded.documents, Path(key)
+        try:
+            documents = self._read(path, jsonl)
+        except UnreadableFile as e:
+            report.failed.append({"path": key, "error": str(e)})
+            return
+        except (OSError, ValueError, RecursionError, MemoryError) as e:
+            report.failed.append({"path": key, "error": f"cannot parse: {type(e).__name__}: {e}"})
+            return
         doc_ids: list[str] = []
         taken: set[str] = set()
         chunks_total = 0
