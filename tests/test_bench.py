@@ -146,3 +146,35 @@ def test_a_single_run_is_not_called_a_median() -> None:
 
     text = markdown("title", medians([_batch_row(1, 60.0, 240.0, {"answered": 2})]))
     assert "Medians" not in text and "| 1 | 1 | 240 | 60 | 1.0× |" in text
+
+
+def test_the_embedding_benchmark_counts_both_and_any_gold_paragraph_within_k(tmp_path: Path) -> None:
+    import numpy as np
+
+    from retrac_local.bench.embedding import paragraphs_for, recall
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = [{"doc_id": f"d{i}", "title": f"T{i}", "text": f"text {i}"} for i in range(40)]
+    corpus.write_text("\n".join(json.dumps(r) for r in rows))
+    questions = [{"supporting_doc_ids": ["d1", "d2"]}, {"supporting_doc_ids": ["d3", "d4"]}]
+    doc_ids, texts = paragraphs_for(corpus, questions, distractors=10, seed=0)
+    assert {"d1", "d2", "d3", "d4"} <= set(doc_ids) and len(doc_ids) == 14
+    assert texts[doc_ids.index("d3")] == "T3\ntext 3"
+    assert paragraphs_for(corpus, questions, 10, 0) == (doc_ids, texts)  # a fixed seed, the same draw
+
+    # Vectors placed by hand: question 1 finds d1 first and d2 sixth; question 2 finds d3 only.
+    dim = len(doc_ids)
+    docs = np.eye(dim, dtype=np.float32)
+    at = {d: i for i, d in enumerate(doc_ids)}
+    others = [i for d, i in at.items() if d not in {"d1", "d2", "d3", "d4"}]
+    q1 = np.zeros(dim, dtype=np.float32)
+    q1[at["d1"]] = 1.0
+    for rank, i in enumerate(others[:4] + [at["d2"]]):
+        q1[i] = 0.9 - rank * 0.1  # d2 comes after four distractors: sixth
+    q2 = np.zeros(dim, dtype=np.float32)
+    q2[at["d3"]] = 1.0
+    q2[at["d4"]] = -1.0  # d4 last
+    got = recall(docs, np.stack([q1, q2]), doc_ids, questions)
+    assert got["both@5"] == 0.0 and got["both@10"] == 0.5  # question 1 completes at rank 6
+    assert got["any@5"] == 1.0
+    assert got["both@20"] == 1.0  # 14 paragraphs: every one is within 20, d4 too
