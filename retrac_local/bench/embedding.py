@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-KS = (5, 10, 20)
+from retrac_local.bench.retrieval import KS, recall_row
 
 
 def paragraphs_for(
@@ -56,14 +56,11 @@ def recall(
 ) -> dict[str, float]:
     """both@k / any@k of exact cosine search, averaged over the questions."""
     order = np.argsort(-(query_vectors @ doc_vectors.T), axis=1)[:, : max(KS)]
-    sums = {f"{kind}@{k}": 0.0 for kind in ("both", "any") for k in KS}
-    for row, q in zip(order, questions, strict=True):
-        ranked = [doc_ids[i] for i in row]
-        for k in KS:
-            found = sum(1 for g in q["supporting_doc_ids"] if g in ranked[:k])
-            sums[f"both@{k}"] += found == len(q["supporting_doc_ids"])
-            sums[f"any@{k}"] += found > 0
-    return {key: round(value / len(questions), 4) for key, value in sums.items()}
+    rows = [
+        recall_row([doc_ids[i] for i in ranked], q["supporting_doc_ids"])
+        for ranked, q in zip(order, questions, strict=True)
+    ]
+    return {key: round(statistics.mean(r[key] for r in rows), 4) for key in rows[0]}
 
 
 def measure(
