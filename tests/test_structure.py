@@ -17,6 +17,7 @@ from retrac_local.corpus.readers import (
     Document,
     html_headings,
     markdown_headings,
+    names_the_title,
     read_html,
     read_markdown,
     read_pdf,
@@ -322,3 +323,43 @@ def test_a_store_written_before_sections_gains_them_and_still_reads(tmp_path: Pa
     chunk = store.get_chunk("old#0")
     assert chunk is not None and (chunk.section, chunk.page, chunk.text) == ("", 0, text)
     assert [h.chunk.chunk_id for h in store.search("lighthouses", k=2)] == ["old#0"]
+
+
+def test_a_heading_names_the_title_when_it_is_the_page_or_the_site_part_of_it() -> None:
+    assert names_the_title("Pump seals", "Pump seals")
+    assert names_the_title("Pump seals", "Pump seals - The Pump Manual")
+    assert names_the_title("The Pump Manual", "Pump seals | The Pump Manual")  # the site's banner
+    assert not names_the_title("Pump", "Pump seals - The Pump Manual")  # a word of it is not it
+    assert not names_the_title("Replacing a seal", "Pump seals - The Pump Manual")
+    assert not names_the_title("Seals", "Seals and gaskets")
+
+
+def test_a_page_is_named_by_its_title_element_not_by_a_hidden_help_heading(tmp_path: Path) -> None:
+    # The shape of a page of a book made with mdBook: a help pop-up (hidden by its style sheet)
+    # opens the body with its own h2, then the site's menu bar, then the chapter.
+    (tmp_path / "seals.html").write_text(
+        """<html><head><title>Pump seals - The Pump Manual</title></head><body>
+<div id="mdbook-help-container"><div id="mdbook-help-popup"><h2>Keyboard shortcuts</h2>
+<div><p>Press <kbd>&#8592;</kbd> or <kbd>&#8594;</kbd> to navigate between chapters</p></div></div></div>
+<div id="menu-bar"><h1 class="menu-title">The Pump Manual</h1></div>
+<main><h1>Pump seals</h1>
+<p>Every pump in the plant has two mechanical seals that keep the water inside the casing.</p>
+<h2>Replacing a seal</h2>
+<p>Close both valves, drain the casing, and take the old seal out with the puller.</p></main>
+</body></html>"""
+    )
+    doc = read_html(tmp_path / "seals.html")
+    assert doc.title == "Pump seals - The Pump Manual"
+    paths = [path for _, path in doc.sections]
+    assert "Replacing a seal" in paths  # not under the page's or the site's name
+    assert not any(p.startswith(("Pump seals", "The Pump Manual")) for p in paths)
+    assert not any("Keyboard shortcuts" in p for p in paths if "Replacing" in p)
+
+
+def test_the_extractor_s_title_stays_when_it_is_the_page_s_own_heading(tmp_path: Path) -> None:
+    (tmp_path / "ferries.html").write_text(
+        "<html><head><title>Gull Line ferries</title></head><body><article><h1>Gull Line</h1>"
+        "<p>The Gull Line ran ferries between the two harbours of the bay for sixty years.</p>"
+        "</article></body></html>"
+    )
+    assert read_html(tmp_path / "ferries.html").title == "Gull Line"

@@ -53,14 +53,26 @@ _MD_FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
 _NUMBERED_HEADING = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?[ \t]+([A-Z][^\n.:;]{1,78})$", re.MULTILINE)
 
 
+# How a page title joins the page's name to the site's: "Installing - The Pump Manual".
+_TITLE_JOINS = (" - ", " | ", " – ", " — ", " · ")
+
+
+def names_the_title(heading: str, title: str) -> bool:
+    """The heading is the document's title, or the page's or the site's part of a "Page - Site"
+    title (a site's name over every page is a banner, not a section)."""
+    return heading == title or any(
+        title.startswith(heading + join) or title.endswith(join + heading) for join in _TITLE_JOINS
+    )
+
+
 def section_paths(headings: list[tuple[int, int, str]], title: str) -> list[tuple[int, str]]:
     """(offset, level, heading) in reading order → (offset, path of the headings above and at it).
-    The heading that is the document's title is not part of the paths."""
+    The heading that is the document's title (`names_the_title`) is not part of the paths."""
     stack: list[tuple[int, str]] = []
     out: list[tuple[int, str]] = []
     for offset, level, heading in headings:
         heading = " ".join(heading.split())
-        if not heading or heading == title:
+        if not heading or names_the_title(heading, title):
             continue
         while stack and stack[-1][0] >= level:
             stack.pop()
@@ -135,8 +147,26 @@ def read_html(path: Path) -> Document:
     if not text:
         raise UnreadableFile("no readable text in this HTML page")
     meta = trafilatura.extract_metadata(html)
-    title = (meta.title if meta and meta.title else None) or _first_line_title(text, path.stem)
+    title = html_title(html, meta.title if meta else None, text) or _first_line_title(text, path.stem)
     return Document(None, title, text, str(path), sections=section_paths(html_headings(html, text), title))
+
+
+def html_title(html: str, extracted: str | None, text: str) -> str | None:
+    """The page's title: the extractor's when it is a line of the text kept (the page's own main
+    heading), else the `<title>` element's. The extractor falls back on any heading of the page, and
+    those of furniture hidden from readers (a help pop-up's "Keyboard shortcuts" on every page of
+    a book made with mdBook) would name every page alike."""
+    extracted = " ".join(extracted.split()) if extracted else None
+    if extracted and any(line.strip() == extracted for line in text.splitlines()):
+        return extracted
+    import lxml.html
+
+    try:
+        element = lxml.html.fromstring(html).find(".//title")
+    except (ValueError, lxml.etree.ParserError):
+        element = None
+    own = " ".join(element.text_content().split()) if element is not None else ""
+    return own or extracted
 
 
 def _squash(text: str) -> tuple[str, list[int]]:
