@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from retrac_local.bench.retrieval import KS, recall_row
+from retrac_local.corpus.store import label
 
 
 def paragraphs_for(
@@ -38,7 +39,7 @@ def paragraphs_for(
     with corpus.open() as f:
         for line in f:
             row = json.loads(line)
-            text = f"{row.get('title', '')}\n{row['text']}"
+            text = f"{label(row.get('title', ''))}\n{row['text']}"  # as ingest embeds a chunk
             if row["doc_id"] in gold:
                 chosen[row["doc_id"]] = text
             else:
