@@ -157,6 +157,22 @@ class BudgetSettings(Section):
         "and is unsure, the answer kept as its best guess. Off by default: the 1.5B model also says no to "
         "answers its quotes state plainly (README, 'The answer check')",
     )
+    answer_samples: int = Field(
+        4,
+        ge=0,
+        le=16,
+        description="after an answer that passed every code check, the planner answers the question again from its "
+        "cited quotes alone, once greedily and this many times sampled (one prompt, a few tokens a try); when too few "
+        "of those answers name the run's answer, the run is unsure, the answer kept as its best guess (0 = off; "
+        "README, 'The agreement check')",
+    )
+    answer_agreement: float = Field(
+        0.6,
+        gt=0.0,
+        le=1.0,
+        description="the share of the answers given again from the cited quotes that must name the run's answer for it "
+        "to stay answered (with answer_samples)",
+    )
     max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
     max_tokens: int | None = Field(
         None,

@@ -18,8 +18,12 @@ DEMO_QUESTIONS = ROOT / "corpora" / "demo" / "questions.jsonl"
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own RETRAC_HOME, and no RETRAC_* variable of the developer leaks in."""
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
+    """Every test gets its own RETRAC_HOME, and no RETRAC_* variable of the developer leaks in.
+
+    A scripted run scripts every model call it makes. The agreement check's calls after an answer
+    (`budget.answer_samples`) are scripted only by the tests about it (tests/test_answer_agreement.py),
+    so the fast tier turns it off unless a test sets it; the slow tier runs the defaults."""
     import os
 
     for key in list(os.environ):
@@ -27,6 +31,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
             monkeypatch.delenv(key)
     home = tmp_path / "home"
     monkeypatch.setenv("RETRAC_HOME", str(home))
+    if request.node.get_closest_marker("slow") is None:
+        monkeypatch.setenv("RETRAC_BUDGET__ANSWER_SAMPLES", "0")
     return home
 
 

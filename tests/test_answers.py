@@ -111,6 +111,12 @@ def test_short_answers_lose_their_asides() -> None:
     assert (
         shorten("Ada Vellacott designed it", "Who designed it?") == "Ada Vellacott designed it"
     )  # no verb-ended lead
+    # said twice by a small model, said once; a repeated word inside a name stays
+    assert (
+        shorten("Skerra Light Flight 9. Skerra Light Flight 9", "Which flight crashed?")
+        == "Skerra Light Flight 9"
+    )
+    assert shorten("Sirhan Sirhan", "Who was convicted?") == "Sirhan Sirhan"
 
 
 def test_a_name_asked_for_loses_the_description_before_it() -> None:

@@ -12,7 +12,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.eval.harness import score
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.replay import check, check_summary, replay
+from retrac_local.eval.replay import agree, agree_summary, check, check_summary, replay
 from retrac_local.eval.rows import EvalRow
 from retrac_local.llm.fake import ScriptedLLM
 from tests import kill_target
@@ -115,3 +115,36 @@ def test_the_check_replay_asks_of_answered_rows_only_and_counts_what_it_would_de
     # No judgement (an invalid reply) keeps the status, as in a run.
     assert check_summary(lines) == "n 4: answered 3 (2 right) → 2 (2 right); not found 1 (0 of them right)"
     assert check(results, out, app=app) == lines and len(model.calls) == 3  # done rows are not asked again
+
+
+def test_the_agreement_replay_keeps_the_answers_given_again_and_reads_any_threshold_from_them(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        _row("a", "Ada Vellacott", 1.0, "answered")
+        + _row("b", "Jonas Pell", 0.0, "answered")
+        + _row("c", "Orrin", 0.0, "unsure")
+    )
+    model = ScriptedLLM().enqueue(
+        {"answer": "Ada Vellacott"},
+        {"answer": "Ada Vellacott"},
+        {"answer": "not stated"},
+        {"answer": "not stated"},
+        {"answer": "Jonas Pell"},
+        {"answer": "not stated"},
+    )
+    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
+    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    out = tmp_path / "agreed.jsonl"
+    lines = agree(results, out, app=app, samples=2)
+    assert [r["again"] for r in lines] == [
+        ["Ada Vellacott", "Ada Vellacott", "not stated"],
+        ["not stated", "Jonas Pell", "not stated"],
+        [],  # an unsure row is never asked
+    ]
+    assert [r["agreement"] for r in lines] == [pytest.approx(2 / 3), pytest.approx(1 / 3), None]
+    assert '"Jonas Pell wrote it"' in model.calls[3].messages[-1]["content"]
+    assert agree_summary(lines, 0.6) == "n 3: answered 2 (1 right) → 1 (1 right); unsure 1 (0 of them right)"
+    assert agree_summary(lines, 0.2) == "n 3: answered 2 (1 right) → 2 (1 right); unsure 0 (0 of them right)"
+    assert agree(results, out, app=app) == lines and len(model.calls) == 6  # done rows are not asked again

@@ -247,14 +247,26 @@ def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None)
 def shorten(answer: str, question: str) -> str:
     """The answer without asides: "(24th century BC)", ", also spelt …"; "Yes, it is" → "yes"; and
     without a lead that repeats the question's subject and verb: "Ada Vellacott designed the Karn
-    Point Lighthouse" → "the Karn Point Lighthouse" for "Ada Vellacott designed which lighthouse?"."""
-    a = normalise(answer).strip()
+    Point Lighthouse" → "the Karn Point Lighthouse" for "Ada Vellacott designed which lighthouse?";
+    and said once when a small model wrote it twice ("Skerra Light. Skerra Light")."""
+    a = _once(normalise(answer).strip())
     if expected_kind(question) == "yes/no":
         first = re.findall(r"[A-Za-z]+", a)[:1]
         if first and first[0].lower() in ("yes", "no"):
             return first[0].lower()
     short = _without_restated_lead(_TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.") or a, question)
     return _without_descriptor(short, question) if expected_kind(question) in ("name", "place") else short
+
+
+def _once(answer: str) -> str:
+    """The answer's first half when its second half repeats it word for word, and the halves are
+    two words or more or set apart by punctuation (a one-word name can repeat: "Sirhan Sirhan")."""
+    words = answer.split()
+    half = len(words) // 2
+    if not half or len(words) % 2 or (half == 1 and words[0][-1:] not in ".,;"):
+        return answer
+    first, second = (" ".join(words_of(" ".join(part).lower())) for part in (words[:half], words[half:]))
+    return " ".join(words[:half]).strip(" ,;.") if first == second else answer
 
 
 _LEAD_VERB = re.compile(r"^(is|was|are|were|has|had|have|did|does|plays|played|won|wrote|became|[a-z]+ed)$")

@@ -585,8 +585,10 @@ class ResearchAgent:
         else:
             status = RunStatus.UNSURE
         confident = answer if status == RunStatus.ANSWERED else None
-        if confident and not decided and self._not_stated(state.question, confident, citations):
-            caveat, status = answercheck.not_found(confident), RunStatus.UNSURE
+        if confident and not decided:
+            doubt = self._doubt(state.question, confident, citations, choices)
+            if doubt:
+                caveat, status = doubt, RunStatus.UNSURE
         calls = self.meter.drain()
         all_calls: list[CallRecord] = [*self.store.calls(run_id), *calls]
         result = RunResult(
@@ -694,14 +696,25 @@ class ResearchAgent:
             return []
         return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
 
-    def _not_stated(self, question: str, answer: str, citations: list[Citation]) -> bool:
-        """The planner, shown the cited quotes alone, says they do not state the answer
-        (`budget.check_answer`; asked only of an answer that would be *answered*)."""
-        if not self.settings.budget.check_answer:
-            return False
-        return (
+    def _doubt(
+        self, question: str, answer: str, citations: list[Citation], choices: tuple[str, ...]
+    ) -> str | None:
+        """Why an answer that would be *answered* is not to be trusted, from the planner shown its
+        cited quotes alone, or None: answered again from them too seldom the same
+        (`budget.answer_samples`), or said not to state it (`budget.check_answer`)."""
+        budget = self.settings.budget
+        if budget.answer_samples:
+            again = answercheck.reanswers(
+                self.planner, self.system_prompt, question, citations, choices, budget.answer_samples
+            )
+            found = answercheck.doubt(answer, again, budget.answer_agreement)
+            if found:
+                return found
+        if budget.check_answer and (
             answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations) is False
-        )
+        ):
+            return answercheck.not_found(answer)
+        return None
 
     @staticmethod
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:

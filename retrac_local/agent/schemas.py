@@ -91,6 +91,12 @@ class AnswerCheck(Written):
     verdict: Literal["yes", "no"]
 
 
+class Reanswer(Written):
+    """The question answered again from the cited quotes alone (`agent/answercheck.py`)."""
+
+    answer: str = Field(description='a few words copied from a quote, or "not stated"')
+
+
 # Per-round schemas: ids are constrained to the ones that exist, so a small model cannot invent a
 # source or cite a missing piece of evidence. They change every round, so their compiled grammars
 # are kept in memory only (`grammar_cache = False`).

@@ -59,6 +59,9 @@ SECTIONS = (
     "state_max_tokens",
     "separate_kv_caches",
 )
+# Settings added since tapes were first recorded, at the value that behaves as the code before them
+# did: a tape without one was recorded without it, and plays so.
+ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {"budget": {"answer_samples": 0}}
 
 
 class Diverged(Exception):  # noqa: N818 — not a RetracError: the run's own error handling must not catch it
@@ -396,11 +399,21 @@ def record(
     return tape, corpus_taped.seen_titles or []
 
 
+def as_recorded(sections: dict[str, Any]) -> dict[str, Any]:
+    """A tape's settings, with each setting added since (`ADDED_SINCE_RECORDING`) that it lacks at
+    the value the code had before it."""
+    return sections | {
+        name: added | sections[name]
+        for name, added in ADDED_SINCE_RECORDING.items()
+        if isinstance(sections.get(name), dict)
+    }
+
+
 def play(tape: Tape, titles: list[str]) -> list[str]:
     """The tape's question run again on today's code with the tape standing in for the models, the
     collection and the embedder: what came out otherwise (nothing, when the code behaves as it did)."""
     with tempfile.TemporaryDirectory() as scratch:
-        settings = Settings(home=Path(scratch), **tape.settings)
+        settings = Settings(home=Path(scratch), **as_recorded(tape.settings))
         planner = TapeLLM("planner", tape.planner)
         compressor = TapeLLM("compressor", tape.compressor) if tape.compressor else planner
         store = RunStore(settings.runs_db)

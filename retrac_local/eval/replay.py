@@ -23,6 +23,7 @@ import argparse
 import json
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,8 @@ from retrac_local.eval.summary import difference
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
+
+AGREEMENTS = (0.2, 0.4, 0.6, 0.8, 1.0)  # thresholds --agree reports: the share of the tries giving the answer
 
 
 def _retrac_rows(results: Path, limit: int | None) -> list[EvalRow]:
@@ -141,20 +144,73 @@ def check(
     return [done[r.id] for r in rows if r.id in done]
 
 
+def agree(
+    results: Path, out: Path, limit: int | None = None, app: Retrac | None = None, samples: int = 4
+) -> list[dict[str, Any]]:
+    """The question answered again from each answered Re-TRAC row's cited quotes alone (`--agree`):
+    the answers are kept, so that any agreement threshold can be read from them afterwards."""
+    from retrac_local.agent import answercheck, prompts
+    from retrac_local.agent.choices import options
+    from retrac_local.agent.toolbox import Toolbox
+    from retrac_local.api import Retrac
+
+    rows = _retrac_rows(results, limit)
+    done = _done(out, "id")
+    app = app or Retrac()
+    planner, _ = app.llms()
+    system = prompts.render("planner_system", tools=Toolbox(app.corpus, app.settings).descriptions())
+    with open(out, "a", encoding="utf-8") as f:
+        for row in rows:
+            if row.id in done:
+                continue
+            again: list[str] = []
+            if str(row.status) == "answered" and row.answer:
+                again = answercheck.reanswers(
+                    planner, system, row.question, row.citations, options(row.question), samples
+                )
+            line = {
+                "id": row.id,
+                "question": row.question,
+                "gold": row.gold,
+                "answer": row.answer,
+                "f1": row.f1,
+                "status": str(row.status),
+                "again": again,
+                "agreement": answercheck.agreement(row.answer or "", again),
+            }
+            done[row.id] = line
+            f.write(json.dumps(line, ensure_ascii=False) + "\n")
+            f.flush()
+            print(
+                f"{line['agreement']} F1 {row.f1:.2f}  {row.answer!r} {again} (gold {row.gold[0]!r})",
+                flush=True,
+            )
+    return [done[r.id] for r in rows if r.id in done]
+
+
 def check_summary(lines: list[dict[str, Any]]) -> str:
     """Answered and right before the check and after it, and what it turned to not found."""
+    return _demoted(lines, lambda r: r["states_answer"] is False, "not found")
+
+
+def agree_summary(lines: list[dict[str, Any]], needed: float) -> str:
+    """Answered and right before and after the agreement check at `needed`, and what it made unsure."""
+    return _demoted(lines, lambda r: r["agreement"] is not None and r["agreement"] < needed, "unsure")
+
+
+def _demoted(lines: list[dict[str, Any]], demoted: Callable[[dict[str, Any]], bool], word: str) -> str:
     from retrac_local.eval.method import RIGHT_F1
 
     answered = [r for r in lines if r["status"] == "answered"]
-    kept = [r for r in answered if r["states_answer"] is not False]
-    dropped = [r for r in answered if r["states_answer"] is False]
+    kept = [r for r in answered if not demoted(r)]
+    dropped = [r for r in answered if demoted(r)]
 
     def right(rs: list[dict[str, Any]]) -> int:
         return sum(r["f1"] >= RIGHT_F1 for r in rs)
 
     return (
         f"n {len(lines)}: answered {len(answered)} ({right(answered)} right) → {len(kept)} "
-        f"({right(kept)} right); not found {len(dropped)} ({right(dropped)} of them right)"
+        f"({right(kept)} right); {word} {len(dropped)} ({right(dropped)} of them right)"
     )
 
 
@@ -164,7 +220,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("out", type=Path, help="where the replayed answers go (JSON Lines)")
     parser.add_argument("--limit", type=int, default=None)
     parser.add_argument("--check", action="store_true", help="replay the answer check, not the final answer")
+    parser.add_argument(
+        "--agree", action="store_true", help="answer again from each answered row's cited quotes alone"
+    )
     args = parser.parse_args(argv)
+    if args.agree:
+        agreed = agree(args.results, args.out, args.limit)
+        if not agreed:
+            raise SystemExit(f"no Re-TRAC row in {args.results}")
+        for needed in AGREEMENTS:
+            print(f"agreement >= {needed:.1f}: {agree_summary(agreed, needed)}")
+        return
     if args.check:
         checked = check(args.results, args.out, args.limit)
         if not checked:
