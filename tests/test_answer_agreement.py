@@ -47,7 +47,9 @@ def test_reanswers_greedy_first_then_sampled_from_the_quotes_alone() -> None:
     llm = ScriptedLLM().enqueue(
         {"answer": "1849"}, {"answer": " 3 May 1849 "}, "not json", {"answer": "not stated"}
     )
-    again = reanswers(llm, "system", "When was Ada Vellacott born?", CITED, samples=3, temperature=0.9)
+    again = reanswers(
+        llm, "system", "When was Ada Vellacott born?", "1849", CITED, samples=3, temperature=0.9
+    )
     assert again == ["1849", "3 May 1849", "not stated"]  # the invalid reply is left out
     assert [c.temperature for c in llm.calls] == [0.0, 0.9, 0.9, 0.9]
     shown = llm.calls[0].messages[-1]["content"]
@@ -62,6 +64,7 @@ def test_reanswers_of_an_either_or_question_are_held_to_its_options_or_not_state
         llm,
         "system",
         "Which is taller, Karn Point or Skerra Light?",
+        "Karn Point",
         CITED,
         ("Karn Point", "Skerra Light"),
         0,
@@ -75,9 +78,22 @@ def test_reanswers_of_an_either_or_question_are_held_to_its_options_or_not_state
     ]
 
 
+def test_reanswers_of_a_yes_no_question_are_yes_no_or_not_stated() -> None:
+    # Asked yes or no, or answered yes or no where the rules cannot tell the question's kind.
+    for question, answer in [
+        ("Are both Karn Point and Skerra Light lighthouses?", "no"),
+        ("Do both Karn Point and Skerra Light have a keeper or a foghorn?", "Yes"),
+    ]:
+        llm = ScriptedLLM().enqueue({"answer": "no"})
+        assert reanswers(llm, "system", question, answer, CITED, samples=0) == ["no"]
+        schema = llm.calls[0].schema
+        assert schema is not None
+        assert schema.model_json_schema()["properties"]["answer"]["enum"] == ["yes", "no", NOT_STATED]
+
+
 def test_no_citation_no_call() -> None:
     llm = ScriptedLLM()
-    assert reanswers(llm, "system", "When?", []) == [] and not llm.calls
+    assert reanswers(llm, "system", "When?", "1849", []) == [] and not llm.calls
     assert agreement("1849", []) is None and doubt("1849", [], 0.6) is None
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from retrac_local.agent import prompts
+from retrac_local.agent.answers import expected_kind
 from retrac_local.agent.choices import held_to
 from retrac_local.agent.schemas import AnswerCheck, Reanswer
 from retrac_local.agent.verify import normalise
@@ -87,6 +88,7 @@ def reanswers(
     llm: LLM,
     system: str,
     question: str,
+    answer: str,
     citations: list[Citation],
     choices: tuple[str, ...] = (),
     samples: int = 4,
@@ -94,10 +96,13 @@ def reanswers(
 ) -> list[str]:
     """The question answered again from the cited quotes alone, once greedily and `samples` times
     sampled at `temperature` (the prompt is processed once: each sample costs only its few tokens).
-    An option of an "A or B" question, or "not stated", when the question names options. Invalid
-    replies are left out."""
+    The run's `answer` is never shown; it only says what kind of reply to allow: an option of an
+    "A or B" question, or "not stated", when the question names options; yes, no or "not stated"
+    when the question asks yes or no or the answer is one. Invalid replies are left out."""
     if not citations:
         return []
+    if not choices and (expected_kind(question) == "yes/no" or answer_words(answer) in (["yes"], ["no"])):
+        choices = ("yes", "no")
     messages: list[Message] = [
         {"role": "system", "content": system},
         {"role": "user", "content": prompts.render("reanswer", citations=citations, question=question)},

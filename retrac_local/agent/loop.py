@@ -705,7 +705,7 @@ class ResearchAgent:
         budget = self.settings.budget
         if budget.answer_samples:
             again = answercheck.reanswers(
-                self.planner, self.system_prompt, question, citations, choices, budget.answer_samples
+                self.planner, self.system_prompt, question, answer, citations, choices, budget.answer_samples
             )
             found = answercheck.doubt(answer, again, budget.answer_agreement)
             if found:

@@ -166,7 +166,7 @@ def agree(
             again: list[str] = []
             if str(row.status) == "answered" and row.answer:
                 again = answercheck.reanswers(
-                    planner, system, row.question, row.citations, options(row.question), samples
+                    planner, system, row.question, row.answer, row.citations, options(row.question), samples
                 )
             line = {
                 "id": row.id,
