@@ -155,7 +155,7 @@ class BudgetSettings(Section):
         description="after an answer that passed every code check, ask the planner whether its cited quotes "
         "state it (one short call); when they do not, the run says the answer was not found in the collection "
         "and is unsure, the answer kept as its best guess. Off by default: the 1.5B model also says no to "
-        "answers its quotes state plainly (README, 'The answer check')",
+        "answers its quotes state plainly (README, 'The yes/no check')",
     )
     answer_samples: int = Field(
         4,

@@ -1,12 +1,20 @@
-"""Whether the cited texts state the answer: one short yes/no asked of the planner about the cited
-quotes alone, after the final answer.
+"""Whether the cited texts state the answer, asked of the planner about the cited quotes alone after
+the final answer.
 
-The final answer is drawn from everything the run read and always gives its best guess; this check
-reads only what it cites. When the answer is not in the collection, a small model still answers
-from the nearest text (a namesake, a related place), and its quotes are real: every code check of
-a citation passes. Asked of the cited quotes alone whether they answer the question, the model
-says no often enough to tell the user "not found" instead of *answered*. The answer text stays the
-best guess, so a wrong "no" costs the status, never the answer."""
+The final answer is drawn from everything the run read and always gives its best guess; these
+checks read only what it cites. When the answer is not in the collection, a small model still
+answers from the nearest text (a namesake, a related place), and its quotes are real: every code
+check of a citation passes. Two checks, each making the run *unsure* when it fails; the answer text
+stays the best guess, so a failed check costs the status, never the answer:
+
+- the agreement check (`budget.answer_samples`, on by default): the question is answered again
+  from the cited quotes alone, once greedily and a few times sampled, without being shown the run's
+  answer; too few of those answers naming it (`budget.answer_agreement`) is a doubt. Answers given
+  again that agree tell right from wrong far better than a verdict does (README, "The agreement
+  check").
+- the yes/no check (`budget.check_answer`, off): asked whether the quotes state the answer. The
+  1.5B model says no to most answers, right or wrong.
+"""
 
 from __future__ import annotations
 

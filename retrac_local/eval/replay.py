@@ -15,6 +15,12 @@ asks instead the answer check (`agent/answercheck.py`) of each *answered* row's 
 as the results hold them (no run store, one short planner call a row), and prints the calibration
 it would give: answered and how many of those right (F1 >= 0.8), before and after. The check of a
 run skips a comparison that code decided from dates; this replay cannot tell those apart.
+
+    python -m retrac_local.eval.replay DIR/results.jsonl OUT.jsonl --agree
+
+answers each *answered* row's question again from its cited quotes alone, as the agreement check of
+a run does (`budget.answer_samples`, its default 4 samples), keeps the answers in OUT.jsonl, and
+prints the calibration the check would give at several thresholds (`budget.answer_agreement`).
 """
 
 from __future__ import annotations
