@@ -76,6 +76,8 @@ class Deterministic:
             }
         if schema == "FinalAnswer":
             return {"answer": "1849", "evidence_ids": []}
+        if schema == "Reanswer":  # the agreement check: the cited quotes give the answer again
+            return {"answer": "1849"}
         raise AssertionError(f"unexpected schema {schema}")
 
 

@@ -110,6 +110,7 @@ def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: 
         finish("Ada Vellacott"),
         update(answer="Ada Vellacott"),
         final("Ada Vellacott", "E1"),
+        *[{"answer": "Ada Vellacott"}] * 5,  # the agreement check: greedy, then 4 samples
     )
     settings = other.settings.model_copy(
         update={
