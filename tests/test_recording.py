@@ -155,3 +155,17 @@ def test_questions_are_taped_as_each_ends_and_a_second_sitting_continues(
     assert record_questions(app, questions, ["retrac", "rag", "react"], out, log=lambda line: None) == [
         "d1-react"
     ]
+
+
+def test_a_tape_recorded_before_a_setting_existed_plays_with_it_at_its_old_value(
+    settings: Settings, orrin: MemoryCorpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Recorded without the agreement check; the setting itself absent, as in a tape older than it.
+    tape = _tape("retrac", settings, orrin)
+    assert tape.settings["budget"].pop("answer_samples") == 0
+    monkeypatch.delenv("RETRAC_BUDGET__ANSWER_SAMPLES")  # today's default: the check on
+    assert Settings().budget.answer_samples > 0
+    assert play(tape, orrin.titles()) == []
+    # A tape that holds the setting plays with the value it holds.
+    tape.settings["budget"]["answer_samples"] = 2
+    assert play(tape, orrin.titles()) != []
