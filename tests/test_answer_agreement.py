@@ -12,8 +12,8 @@ from retrac_local.agent.events import Citation, RunStatus
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
-from tests.scripts import constraints, final, finish, update
-from tests.test_loop import ROUND_1, UPDATE_1, make_agent, run
+from tests.test_answer_check import answered_run
+from tests.test_loop import make_agent, run
 
 
 @pytest.mark.parametrize(
@@ -107,20 +107,8 @@ def test_doubt_says_why() -> None:
     )
 
 
-def _script(*again: object) -> ScriptedLLM:
-    return ScriptedLLM().enqueue(
-        constraints("Karn Point Lighthouse", "year"),
-        *ROUND_1,
-        UPDATE_1,
-        finish("1849"),
-        update(answer="1849"),
-        final("1849", "E2"),
-        *again,
-    )
-
-
 def test_an_answer_given_again_stays_answered(settings: Settings, orrin: MemoryCorpus) -> None:
-    llm = _script({"answer": "1849"}, {"answer": "1849"}, {"answer": "not stated"})
+    llm = answered_run({"answer": "1849"}, {"answer": "1849"}, {"answer": "not stated"})
     _, result = run(make_agent(settings, orrin, llm, answer_samples=2, answer_agreement=0.6))
     assert result.status == RunStatus.ANSWERED and result.caveat is None and not llm.outputs
     # It reads the cited quotes: the one that states the answer and the hop to the lighthouse.
@@ -131,14 +119,14 @@ def test_an_answer_given_again_stays_answered(settings: Settings, orrin: MemoryC
 def test_an_answer_not_given_again_is_unsure_and_kept_as_best_guess(
     settings: Settings, orrin: MemoryCorpus
 ) -> None:
-    llm = _script({"answer": "1849"}, {"answer": "not stated"}, {"answer": "not stated"})
+    llm = answered_run({"answer": "1849"}, {"answer": "not stated"}, {"answer": "not stated"})
     _, result = run(make_agent(settings, orrin, llm, answer_samples=2, answer_agreement=0.6))
     assert result.status == RunStatus.UNSURE and result.answer == "1849"
     assert result.caveat == answercheck.not_found("1849") and result.citations
 
 
 def test_off_when_no_samples_are_asked(settings: Settings, orrin: MemoryCorpus) -> None:
-    llm = _script()
+    llm = answered_run()
     _, result = run(make_agent(settings, orrin, llm, answer_samples=0))
     assert result.status == RunStatus.ANSWERED and not llm.outputs
     assert all(c.schema is None or c.schema.__name__ != "Reanswer" for c in llm.calls)

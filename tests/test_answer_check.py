@@ -16,7 +16,8 @@ from tests.scripts import constraints, final, finish, update
 from tests.test_loop import ROUND_1, UPDATE_1, Q, make_agent, run
 
 
-def _script(*check: object) -> ScriptedLLM:
+def answered_run(*after: object) -> ScriptedLLM:
+    """The scripted run that ends answered "1849", then `after`: the replies to the checks."""
     return ScriptedLLM().enqueue(
         constraints("Karn Point Lighthouse", "year"),
         *ROUND_1,
@@ -24,12 +25,12 @@ def _script(*check: object) -> ScriptedLLM:
         finish("1849"),
         update(answer="1849"),
         final("1849", "E2"),
-        *check,
+        *after,
     )
 
 
 def test_a_yes_keeps_the_answer_answered(settings: Settings, orrin: MemoryCorpus) -> None:
-    llm = _script({"verdict": "yes"})
+    llm = answered_run({"verdict": "yes"})
     _, result = run(make_agent(settings, orrin, llm, check_answer=True))
     assert result.status == RunStatus.ANSWERED and result.answer == "1849" and result.caveat is None
     shown = llm.calls[-1].messages[-1]["content"]
@@ -43,7 +44,7 @@ def test_a_yes_keeps_the_answer_answered(settings: Settings, orrin: MemoryCorpus
 
 
 def test_a_no_says_not_found_and_keeps_the_best_guess(settings: Settings, orrin: MemoryCorpus) -> None:
-    _, result = run(make_agent(settings, orrin, _script({"verdict": "no"}), check_answer=True))
+    _, result = run(make_agent(settings, orrin, answered_run({"verdict": "no"}), check_answer=True))
     assert result.status == RunStatus.UNSURE and result.answer == "1849"
     assert result.caveat is not None and result.caveat.startswith("not found in the collection")
     assert result.citations  # what was read is still shown
@@ -68,13 +69,13 @@ def test_a_no_says_not_found_and_keeps_the_best_guess(settings: Settings, orrin:
 def test_an_invalid_reply_leaves_the_status_as_it_was(
     settings: Settings, orrin: MemoryCorpus, reply: str
 ) -> None:
-    _, result = run(make_agent(settings, orrin, _script(reply), check_answer=True))
+    _, result = run(make_agent(settings, orrin, answered_run(reply), check_answer=True))
     assert result.status == RunStatus.ANSWERED and result.caveat is None
 
 
 def test_off_by_default_no_call_is_made(settings: Settings, orrin: MemoryCorpus) -> None:
     assert Settings().budget.check_answer is False
-    llm = _script()
+    llm = answered_run()
     _, result = run(make_agent(settings, orrin, llm))
     assert result.status == RunStatus.ANSWERED and not llm.outputs
     assert all(c.schema is None or c.schema.__name__ != "AnswerCheck" for c in llm.calls)

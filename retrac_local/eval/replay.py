@@ -40,6 +40,7 @@ from retrac_local.eval.summary import difference
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
+    from retrac_local.llm.base import LLM
 
 AGREEMENTS = (0.2, 0.4, 0.6, 0.8, 1.0)  # thresholds --agree reports: the share of the tries giving the answer
 
@@ -118,36 +119,15 @@ def check(
     results: Path, out: Path, limit: int | None = None, app: Retrac | None = None
 ) -> list[dict[str, Any]]:
     """The answer check replayed on each answered Re-TRAC row (`--check`)."""
-    from retrac_local.agent import answercheck, prompts
-    from retrac_local.agent.toolbox import Toolbox
-    from retrac_local.api import Retrac
+    from retrac_local.agent import answercheck
 
-    rows = _retrac_rows(results, limit)
-    done = _done(out, "id")
-    app = app or Retrac()
-    planner, _ = app.llms()
-    system = prompts.render("planner_system", tools=Toolbox(app.corpus, app.settings).descriptions())
-    with open(out, "a", encoding="utf-8") as f:
-        for row in rows:
-            if row.id in done:
-                continue
-            verdict = None
-            if str(row.status) == "answered" and row.answer:
-                verdict = answercheck.states_answer(planner, system, row.question, row.answer, row.citations)
-            line = {
-                "id": row.id,
-                "question": row.question,
-                "gold": row.gold,
-                "answer": row.answer,
-                "f1": row.f1,
-                "status": str(row.status),
-                "states_answer": verdict,
-            }
-            done[row.id] = line
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
-            f.flush()
-            print(f"{verdict!s:5} F1 {row.f1:.2f}  {row.answer!r} (gold {row.gold[0]!r})", flush=True)
-    return [done[r.id] for r in rows if r.id in done]
+    def judge(planner: LLM, system: str, row: EvalRow) -> dict[str, Any]:
+        verdict = None
+        if str(row.status) == "answered" and row.answer:
+            verdict = answercheck.states_answer(planner, system, row.question, row.answer, row.citations)
+        return {"states_answer": verdict}
+
+    return _each_row(results, out, limit, app, judge, lambda line: f"{line['states_answer']!s:5}")
 
 
 def agree(
@@ -155,8 +135,31 @@ def agree(
 ) -> list[dict[str, Any]]:
     """The question answered again from each answered Re-TRAC row's cited quotes alone (`--agree`):
     the answers are kept, so that any agreement threshold can be read from them afterwards."""
-    from retrac_local.agent import answercheck, prompts
+    from retrac_local.agent import answercheck
     from retrac_local.agent.choices import options
+
+    def judge(planner: LLM, system: str, row: EvalRow) -> dict[str, Any]:
+        again: list[str] = []
+        if str(row.status) == "answered" and row.answer:
+            again = answercheck.reanswers(
+                planner, system, row.question, row.answer, row.citations, options(row.question), samples
+            )
+        return {"again": again, "agreement": answercheck.agreement(row.answer or "", again)}
+
+    return _each_row(results, out, limit, app, judge, lambda line: f"{line['agreement']} {line['again']}")
+
+
+def _each_row(
+    results: Path,
+    out: Path,
+    limit: int | None,
+    app: Retrac | None,
+    judge: Callable[[LLM, str, EvalRow], dict[str, Any]],
+    show: Callable[[dict[str, Any]], str],
+) -> list[dict[str, Any]]:
+    """Each Re-TRAC row of `results` put to `judge(planner, system prompt, row)`, one line a row in
+    `out` (written as each ends; the rows an earlier sitting wrote are not asked again)."""
+    from retrac_local.agent import prompts
     from retrac_local.agent.toolbox import Toolbox
     from retrac_local.api import Retrac
 
@@ -169,11 +172,6 @@ def agree(
         for row in rows:
             if row.id in done:
                 continue
-            again: list[str] = []
-            if str(row.status) == "answered" and row.answer:
-                again = answercheck.reanswers(
-                    planner, system, row.question, row.answer, row.citations, options(row.question), samples
-                )
             line = {
                 "id": row.id,
                 "question": row.question,
@@ -181,16 +179,12 @@ def agree(
                 "answer": row.answer,
                 "f1": row.f1,
                 "status": str(row.status),
-                "again": again,
-                "agreement": answercheck.agreement(row.answer or "", again),
+                **judge(planner, system, row),
             }
             done[row.id] = line
             f.write(json.dumps(line, ensure_ascii=False) + "\n")
             f.flush()
-            print(
-                f"{line['agreement']} F1 {row.f1:.2f}  {row.answer!r} {again} (gold {row.gold[0]!r})",
-                flush=True,
-            )
+            print(f"{show(line)} F1 {row.f1:.2f}  {row.answer!r} (gold {row.gold[0]!r})", flush=True)
     return [done[r.id] for r in rows if r.id in done]
 
 
