@@ -44,8 +44,7 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
 ) -> None:
     monkeypatch.setattr(kill_target, "CALL_SECONDS", 0.0)
     model = Counting()
-    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
-    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    app = _app(isolated_home, model)
     app.ingest([DEMO_DOCS])
     model.final = "1856"  # the answer the evaluation recorded: wrong
     result = [e for e in app.ask(QUESTION)][-1].result  # type: ignore[union-attr]
@@ -65,6 +64,12 @@ def test_a_replay_answers_into_a_copy_and_continues_where_it_stopped(
         replay(results, out, app=app) == lines and model.calls == calls
     )  # done lines are not answered again
     assert len(out.read_text().splitlines()) == 1
+
+
+def _app(home: Path, model: Any) -> Retrac:
+    """The app of a replay: `model` in both roles, hashing embeddings, no memory."""
+    settings = Settings(home=home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
+    return Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
 
 
 def _row(qid: str, answer: str, f1: float, status: str) -> str:
@@ -106,8 +111,7 @@ def test_the_check_replay_asks_of_answered_rows_only_and_counts_what_it_would_de
         + _row("d", "Orrin", 0.0, "unsure")
     )
     model = ScriptedLLM().enqueue({"verdict": "yes"}, {"verdict": "no"}, "not json")
-    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
-    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    app = _app(isolated_home, model)
     out = tmp_path / "checked.jsonl"
     lines = check(results, out, app=app)
     assert [r["states_answer"] for r in lines] == [True, False, None, None]
@@ -134,8 +138,7 @@ def test_the_agreement_replay_keeps_the_answers_given_again_and_reads_any_thresh
         {"answer": "Jonas Pell"},
         {"answer": "not stated"},
     )
-    settings = Settings(home=isolated_home, retrieval={"embedder": "hashing"}, memory={"enabled": False})
-    app = Retrac(settings, planner=model, compressor=model, embedder=HashingEmbedder())
+    app = _app(isolated_home, model)
     out = tmp_path / "agreed.jsonl"
     lines = agree(results, out, app=app, samples=2)
     assert [r["again"] for r in lines] == [
