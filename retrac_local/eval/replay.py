@@ -194,8 +194,11 @@ def check_summary(lines: list[dict[str, Any]]) -> str:
 
 
 def agree_summary(lines: list[dict[str, Any]], needed: float) -> str:
-    """Answered and right before and after the agreement check at `needed`, and what it made unsure."""
-    return _demoted(lines, lambda r: r["agreement"] is not None and r["agreement"] < needed, "unsure")
+    """Answered and right before and after the agreement check at `needed`, and what it made unsure
+    (the run's own rule: `answercheck.doubt`)."""
+    from retrac_local.agent.answercheck import doubt
+
+    return _demoted(lines, lambda r: doubt(r["answer"] or "", r["again"], needed) is not None, "unsure")
 
 
 def _demoted(lines: list[dict[str, Any]], demoted: Callable[[dict[str, Any]], bool], word: str) -> str:
