@@ -156,11 +156,20 @@ def test_cost_by_role_splits_planner_compressor_and_final_answer() -> None:
 
 
 def test_calibration_says_how_often_each_status_was_right() -> None:
-    rows = [_row("answered", f) for f in (1.0, 0.8, 0.79, 0.0)] + [_row("unsure", 0.0)]
+    rows = [_row("answered", f) for f in (1.0, 0.8, 0.79, 0.5, 0.49, 0.0)] + [_row("unsure", 0.0)]
     assert method.calibration(rows) == {
-        "answered": {"n": 4, "right": 2, "share_right": 0.5},
-        "unsure": {"n": 1, "right": 0, "share_right": 0.0},
+        "answered": {"n": 6, "right": 2, "share_right": 0.3333, "interval": [0.0968, 0.7], "partly_right": 2},
+        "unsure": {"n": 1, "right": 0, "share_right": 0.0, "interval": [0.0, 0.7935], "partly_right": 0},
     }
+
+
+def test_the_wilson_interval_holds_the_share_and_narrows_with_more_questions() -> None:
+    assert method.wilson(29, 48) == [0.4631, 0.7298]  # the first 100's *answered* after the check
+    assert method.wilson(0, 30)[0] == 0.0 and method.wilson(30, 30)[1] == 1.0
+    assert 0.0 < method.wilson(30, 30)[0] < 1.0  # 30 of 30 right does not promise every next one
+    narrow, wide = method.wilson(60, 100), method.wilson(6, 10)
+    assert wide[0] < narrow[0] < 0.6 < narrow[1] < wide[1]
+    assert method.wilson(0, 0) == [0.0, 1.0]
 
 
 def _row(
@@ -235,11 +244,13 @@ def test_a_stored_run_gives_its_figures_and_old_rows_gain_them(
     summary = summarize(stored, ["retrac", "rag"])
     retrac = summary["modes"]["retrac"]
     assert retrac["retention"] == 1.0 and retrac["method_questions"] == 1 and retrac["invalid_json"] == 0
-    assert retrac["calibration"] == {"answered": {"n": 1, "right": 1, "share_right": 1.0}}
+    assert retrac["calibration"] == {
+        "answered": {"n": 1, "right": 1, "share_right": 1.0, "interval": [0.2065, 1.0], "partly_right": 0}
+    }
     assert set(retrac["cost_by_role"]) == {"planner", "compressor", "final"}
     assert "method_questions" not in summary["modes"]["rag"]
     text = markdown(summary, "t")
-    assert "| retrac | answered | 1 | 1 | 100% |" in text and "| retrac | 1 | 100% of " in text
+    assert "| retrac | answered | 1 | 1 | 100% | 21%–100% | 0 |" in text and "| retrac | 1 | 100% of " in text
 
 
 def test_the_model_split_gathers_one_row_per_assignment(tmp_path: Path) -> None:

@@ -117,7 +117,9 @@ def test_the_check_replay_asks_of_answered_rows_only_and_counts_what_it_would_de
     assert [r["states_answer"] for r in lines] == [True, False, None, None]
     assert len(model.calls) == 3 and "Proposed answer: Jonas Pell" in model.calls[1].messages[-1]["content"]
     # No judgement (an invalid reply) keeps the status, as in a run.
-    assert check_summary(lines) == "n 4: answered 3 (2 right) → 2 (2 right); not found 1 (0 of them right)"
+    assert check_summary(lines) == (
+        "n 4: answered 3 (2 right, 95% 21%–94%) → 2 (2 right, 95% 34%–100%); not found 1 (0 of them right)"
+    )
     assert check(results, out, app=app) == lines and len(model.calls) == 3  # done rows are not asked again
 
 
@@ -148,6 +150,10 @@ def test_the_agreement_replay_keeps_the_answers_given_again_and_reads_any_thresh
     ]
     assert [r["agreement"] for r in lines] == [pytest.approx(2 / 3), pytest.approx(1 / 3), None]
     assert '"Jonas Pell wrote it"' in model.calls[3].messages[-1]["content"]
-    assert agree_summary(lines, 0.6) == "n 3: answered 2 (1 right) → 1 (1 right); unsure 1 (0 of them right)"
-    assert agree_summary(lines, 0.2) == "n 3: answered 2 (1 right) → 2 (1 right); unsure 0 (0 of them right)"
+    assert agree_summary(lines, 0.6) == (
+        "n 3: answered 2 (1 right, 95% 9%–91%) → 1 (1 right, 95% 21%–100%); unsure 1 (0 of them right)"
+    )
+    assert agree_summary(lines, 0.2) == (
+        "n 3: answered 2 (1 right, 95% 9%–91%) → 2 (1 right, 95% 9%–91%); unsure 0 (0 of them right)"
+    )
     assert agree(results, out, app=app) == lines and len(model.calls) == 6  # done rows are not asked again

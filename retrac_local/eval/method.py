@@ -9,6 +9,7 @@ figures of summary.json: `retention`, `drift_repairs_per_round`, `rejected_facts
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from retrac_local.eval.rows import EvalRow, MethodRecord
 from retrac_local.records import StoredRound
 
 RIGHT_F1 = 0.8  # a question counts as answered right at this F1 or above
+PARTLY_F1 = 0.5  # below RIGHT_F1 but at least this: a shorter or longer form of the answer, or half of it
 ROLES = ("planner", "compressor", "final")
 _VERIFIED = ("yes", "partial")  # both were checked against their source's text
 _SPACE = re.compile(r"\s+")
@@ -125,13 +127,33 @@ def cost_by_role(rows: list[EvalRow]) -> dict[str, dict[str, float]]:
 
 
 def calibration(rows: list[EvalRow]) -> dict[str, dict[str, Any]]:
-    """Per status: questions, how many were right (F1 ≥ RIGHT_F1), and that share."""
+    """Per status: questions, how many were right (F1 ≥ RIGHT_F1), that share with its 95% Wilson
+    interval (a status holds a few dozen questions: the share alone overstates what is known), and
+    how many more were partly right (PARTLY_F1 ≤ F1 < RIGHT_F1: "Ed Martin" for "Edward Martin Jr.",
+    one of two names asked for)."""
     out: dict[str, dict[str, Any]] = {}
     for status in sorted({str(r.status) for r in rows}):
         mine = [r for r in rows if r.status == status]
         right = sum(r.f1 >= RIGHT_F1 for r in mine)
-        out[status] = {"n": len(mine), "right": right, "share_right": round(right / len(mine), 4)}
+        out[status] = {
+            "n": len(mine),
+            "right": right,
+            "share_right": round(right / len(mine), 4),
+            "interval": wilson(right, len(mine)),
+            "partly_right": sum(PARTLY_F1 <= r.f1 < RIGHT_F1 for r in mine),
+        }
     return out
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> list[float]:
+    """The Wilson score interval of a share k/n (95% at z = 1.96): unlike k/n ± z·se it stays inside
+    [0, 1] and is not empty at 0 or n of n."""
+    if n <= 0:
+        return [0.0, 1.0]
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 def _ratio(a: int, b: int) -> float | None:
@@ -179,6 +201,12 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
+def _interval(c: dict[str, Any]) -> str:
+    """A calibration entry's interval; an older summary has none."""
+    lo, hi = c.get("interval") or (None, None)
+    return "–" if lo is None else f"{lo:.0%}–{hi:.0%}"
+
+
 def _kinds(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
@@ -187,14 +215,17 @@ def markdown(modes: dict[str, dict[str, Any]]) -> list[str]:
     """The report's lines for these figures, per mode."""
     lines = [
         "",
-        f"Status calibration (right = F1 ≥ {RIGHT_F1}): what each status promised.",
+        f"Status calibration (right = F1 ≥ {RIGHT_F1}): what each status promised, with the share's 95% "
+        f"Wilson interval; partly right = F1 from {PARTLY_F1} to {RIGHT_F1} (a shorter or longer form of "
+        "the answer, or part of it).",
         "",
-        "| mode | status | questions | right | share right |",
-        "|---|---|---|---|---|",
+        "| mode | status | questions | right | share right | 95% interval | partly right |",
+        "|---|---|---|---|---|---|---|",
     ]
     for mode, m in modes.items():
         lines += [
-            f"| {mode} | {status} | {c['n']} | {c['right']} | {_pct(c['share_right'])} |"
+            f"| {mode} | {status} | {c['n']} | {c['right']} | {_pct(c['share_right'])} | {_interval(c)} | "
+            f"{c.get('partly_right', '–')} |"
             for status, c in m.get("calibration", {}).items()
         ]
     lines += [

@@ -202,18 +202,20 @@ def agree_summary(lines: list[dict[str, Any]], needed: float) -> str:
 
 
 def _demoted(lines: list[dict[str, Any]], demoted: Callable[[dict[str, Any]], bool], word: str) -> str:
-    from retrac_local.eval.method import RIGHT_F1
+    from retrac_local.eval.method import RIGHT_F1, wilson
 
     answered = [r for r in lines if r["status"] == "answered"]
     kept = [r for r in answered if not demoted(r)]
     dropped = [r for r in answered if demoted(r)]
 
-    def right(rs: list[dict[str, Any]]) -> int:
-        return sum(r["f1"] >= RIGHT_F1 for r in rs)
+    def right(rs: list[dict[str, Any]]) -> str:
+        k = sum(r["f1"] >= RIGHT_F1 for r in rs)
+        lo, hi = wilson(k, len(rs))
+        return f"{k} right, 95% {lo:.0%}–{hi:.0%}" if rs else "0 right"
 
     return (
-        f"n {len(lines)}: answered {len(answered)} ({right(answered)} right) → {len(kept)} "
-        f"({right(kept)} right); {word} {len(dropped)} ({right(dropped)} of them right)"
+        f"n {len(lines)}: answered {len(answered)} ({right(answered)}) → {len(kept)} "
+        f"({right(kept)}); {word} {len(dropped)} ({sum(r['f1'] >= RIGHT_F1 for r in dropped)} of them right)"
     )
 
 
