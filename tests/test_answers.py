@@ -188,3 +188,11 @@ def test_the_names_a_restated_answer_may_be_held_to_are_those_beyond_the_questio
         "Ada Vellacott",
     )
     assert named_spans([], "Who?") == ()
+
+
+def test_a_name_held_to_stops_where_a_sentence_ends_but_not_at_an_initial() -> None:
+    # A title, then a quote that starts with a capital: two names, not "Karn Point Lighthouse. Ada".
+    texts = ["Karn Point Lighthouse. Ada J. Vellacott designed it for the Orrin Lights Board in 1887."]
+    names = named_spans(texts, "Who designed the lighthouse at Karn Point?")
+    assert names == ("Ada J. Vellacott", "Orrin Lights Board")
+    assert named_spans(["Drennick Abbey. Her tower fell."], "What fell?") == ("Drennick Abbey",)

@@ -29,6 +29,37 @@ def test_sentences_skip_blank_and_normalise_space() -> None:
     assert sentences("One  two.\n\nThree\nfour!  ") == ["One two.", "Three four!"]
 
 
+def test_a_sentence_does_not_end_at_an_initial_or_an_abbreviation() -> None:
+    text = (
+        "The Karn Point Lighthouse was designed by Ada J. Vellacott and Dr. Tomas Orrin. "
+        "It was lit on Jan. 5, 1887 by the U.S. Lights Board, approx. two years late. "
+        "It burned No. 3 oil.\n\nA new part starts here. Its second sentence."
+    )
+    assert sentences(text) == [
+        "The Karn Point Lighthouse was designed by Ada J. Vellacott and Dr. Tomas Orrin.",
+        "It was lit on Jan. 5, 1887 by the U.S. Lights Board, approx. two years late.",
+        "It burned No. 3 oil.",
+        "A new part starts here.",
+        "Its second sentence.",
+    ]
+
+
+def test_a_sentence_still_ends_after_a_short_word_or_a_mark() -> None:
+    assert sentences("Then he left! Why? No. Nobody knew it. Ada came.") == [
+        "Then he left!",
+        "Why?",
+        "No.",
+        "Nobody knew it.",
+        "Ada came.",
+    ]
+
+
+def test_a_name_with_an_initial_is_not_cut_between_chunks() -> None:
+    text = " ".join(f"Entry {i} was made by John C. Whitcomb." for i in range(20))
+    for start, end in chunk_text(text, size=14, overlap=0):
+        assert not text[start:end].endswith(" C."), text[start:end]
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000),

@@ -148,6 +148,28 @@ def test_a_citation_whose_quote_left_the_source_is_dropped(settings: Settings, o
     assert result.citations == [] and result.status == RunStatus.UNSURE
 
 
+def test_a_run_that_stops_on_a_repeated_plan_says_why_it_is_unsure(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    still_open = "is the birth year confirmed?"
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        *ROUND_1,
+        UPDATE_1,
+        "not json",
+        '{"gap": "x"}',  # round 2 ends on invalid actions, and its plan is round 1's again
+        update(answer="1849", uncertainties=[still_open], next_plan=["check the birth year"]),
+        final("1849", "E2"),
+    )
+    _, result = run(make_agent(settings, orrin, llm, max_rounds=3))
+    assert result.stop_reason == "plan-repeated" and result.citations
+    assert result.status == RunStatus.UNSURE and result.answer == "1849"
+    assert result.caveat == (
+        "not settled: the research stopped because the next plan repeated the one before, before the "
+        f"evidence was shown to answer the question; still open: {still_open}"
+    )
+
+
 def test_round_budget_forces_an_answer(settings: Settings, orrin: MemoryCorpus) -> None:
     llm = ScriptedLLM().enqueue(constraints(), *ROUND_1, UPDATE_1, final("1849", "E2"))
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1))

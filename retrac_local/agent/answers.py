@@ -24,7 +24,7 @@ from typing import Literal
 from retrac_local.agent.choices import options
 from retrac_local.agent.state import Evidence
 from retrac_local.agent.verify import normalise
-from retrac_local.text import words_of
+from retrac_local.text import ends_sentence, words_of
 
 Kind = Literal["date", "number", "yes/no", "place", "name"]
 
@@ -361,8 +361,10 @@ def named_spans(texts: list[str], question: str, limit: int = 24) -> tuple[str, 
     lighthouse?" → one of the names the evidence gives, not "Orrin County")."""
     found: dict[str, str] = {}
     for text in texts:
-        for m in _NAME_RUN.finditer(normalise(text)):
-            name = m.group(0).strip(" .,;'’")
+        for run in (
+            part for m in _NAME_RUN.finditer(normalise(text)) for part in _within_sentences(m.group(0))
+        ):
+            name = run.strip(" .,;'’")
             words = name.split()
             while words and (words[0].lower() in _NOT_A_NAME or re.fullmatch(r"\d{3,4},?", words[0])):
                 words = words[1:]  # a sentence's first word ("The", "In") or a year: "In 1887 Ada …"
@@ -375,6 +377,18 @@ def named_spans(texts: list[str], question: str, limit: int = 24) -> tuple[str, 
             if len(found) >= limit:
                 return tuple(found.values())
     return tuple(found.values())
+
+
+def _within_sentences(run: str) -> list[str]:
+    """A run of capitalised words cut where a sentence ends inside it: "John C. Whitcomb. Morris"
+    (a title, then a quote) is two names, "John C. Whitcomb" and "Morris"."""
+    parts: list[list[str]] = [[]]
+    words = run.split()
+    for i, word in enumerate(words):
+        parts[-1].append(word)
+        if i + 1 < len(words) and ends_sentence(word, words[i + 1]):
+            parts.append([])
+    return [" ".join(p) for p in parts]
 
 
 def unsupported(answer: str, evidence: list[Evidence]) -> list[str]:

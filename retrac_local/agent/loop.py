@@ -584,6 +584,8 @@ class ResearchAgent:
             status = RunStatus.ANSWERED
         else:
             status = RunStatus.UNSURE
+        if status == RunStatus.UNSURE and caveat is None:
+            caveat = _stopped_early(state, stop_reason)
         confident = answer if status == RunStatus.ANSWERED else None
         if confident and not decided:
             doubt = self._doubt(state.question, confident, citations, choices)
@@ -789,6 +791,21 @@ class ResearchAgent:
             section=chunk.section,
             page=chunk.page,
         )
+
+
+_WHY_STOPPED = {
+    StopReason.PLAN_REPEATED: "the next plan repeated the one before",
+    StopReason.SATURATED: "a round found no new evidence",
+}
+
+
+def _stopped_early(state: ResearchState, stop_reason: StopReason) -> str:
+    """Why an answer whose checks all passed is still *unsure*: the research stopped on its own
+    (a repeated plan, a round with nothing new) before its state held the answer settled, and what
+    it still had open."""
+    why = _WHY_STOPPED.get(stop_reason, f"it stopped ({stop_reason})")
+    open_ = f"; still open: {state.uncertainties[0]}" if state.uncertainties else ""
+    return f"not settled: the research stopped because {why}, before the evidence was shown to answer the question{open_}"
 
 
 def _with_statement(

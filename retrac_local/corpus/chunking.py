@@ -1,6 +1,7 @@
 """Split a document's text into overlapping chunks of about N words, keeping character offsets.
 
-Chunks end at sentence boundaries where possible, so a quote rarely straddles two chunks; a sentence
+Chunks end at sentence boundaries where possible, so a quote rarely straddles two chunks (a full stop
+ends a sentence as `text.ends_sentence` says: not after an initial, as in "John C. Whitcomb"); a sentence
 longer than a chunk is cut by words; no chunk crosses a break (where a section starts), so that each
 chunk belongs to one section. `text[start:end]` of the document is exactly the chunk's text.
 """
@@ -12,7 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from retrac_local.text import ends_sentence
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
+_PARAGRAPH = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"\S+")
 
 
@@ -27,10 +31,18 @@ def _sentences(text: str) -> list[Span]:
     spans: list[Span] = []
     pos = 0
     for m in _SENTENCE_END.finditer(text):
+        if not _PARAGRAPH.search(m.group(0)) and not _ends(text, m.start(), m.end()):
+            continue
         _add(text, pos, m.start(), spans)
         pos = m.end()
     _add(text, pos, len(text), spans)
     return spans
+
+
+def _ends(text: str, stop: int, after: int) -> bool:
+    """Whether the sentence ends at `stop`, where the whitespace `text[stop:after]` begins."""
+    before = text[max(0, stop - 40) : stop].split()
+    return ends_sentence(before[-1] if before else "", text[after : after + 1])
 
 
 def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
