@@ -72,7 +72,7 @@ def ends_sentence(word: str, following: str = "") -> bool:
     """Whether a sentence ends after `word` (as written, with its punctuation), given the text that
     follows it: a word ending in ".", "!" or "?" (a closing quote or bracket after it allowed) ends
     one, unless the next word starts in lower case ("approx. five"), or the word is an initial
-    ("John C. Whitcomb", "U.S. Army") or an abbreviation that a name or a number follows ("Dr. Ada",
+    ("Ada J. Vellacott", "U.S. Army") or an abbreviation that a name or a number follows ("Dr. Ada",
     "Jan. 5")."""
     bare = word.rstrip("\"'’”)]")
     if not bare.endswith((".", "!", "?")):

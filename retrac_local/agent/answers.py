@@ -380,8 +380,8 @@ def named_spans(texts: list[str], question: str, limit: int = 24) -> tuple[str, 
 
 
 def _within_sentences(run: str) -> list[str]:
-    """A run of capitalised words cut where a sentence ends inside it: "John C. Whitcomb. Morris"
-    (a title, then a quote) is two names, "John C. Whitcomb" and "Morris"."""
+    """A run of capitalised words cut where a sentence ends inside it: "Karn Point Lighthouse. Ada
+    J. Vellacott" (a title, then a quote) is two names, "Karn Point Lighthouse" and "Ada J. Vellacott"."""
     parts: list[list[str]] = [[]]
     words = run.split()
     for i, word in enumerate(words):

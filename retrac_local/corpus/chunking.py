@@ -1,7 +1,7 @@
 """Split a document's text into overlapping chunks of about N words, keeping character offsets.
 
 Chunks end at sentence boundaries where possible, so a quote rarely straddles two chunks (a full stop
-ends a sentence as `text.ends_sentence` says: not after an initial, as in "John C. Whitcomb"); a sentence
+ends a sentence as `text.ends_sentence` says: not after an initial, as in "Ada J. Vellacott"); a sentence
 longer than a chunk is cut by words; no chunk crosses a break (where a section starts), so that each
 chunk belongs to one section. `text[start:end]` of the document is exactly the chunk's text.
 """

@@ -129,8 +129,8 @@ def cost_by_role(rows: list[EvalRow]) -> dict[str, dict[str, float]]:
 def calibration(rows: list[EvalRow]) -> dict[str, dict[str, Any]]:
     """Per status: questions, how many were right (F1 ≥ RIGHT_F1), that share with its 95% Wilson
     interval (a status holds a few dozen questions: the share alone overstates what is known), and
-    how many more were partly right (PARTLY_F1 ≤ F1 < RIGHT_F1: "Henry M. Morris" for "Henry
-    Madison Morris", one of two names asked for)."""
+    how many more were partly right (PARTLY_F1 ≤ F1 < RIGHT_F1: "Ada J. Vellacott" for "Ada
+    Jane Vellacott", one of two names asked for)."""
     out: dict[str, dict[str, Any]] = {}
     for status in sorted({str(r.status) for r in rows}):
         mine = [r for r in rows if r.status == status]
