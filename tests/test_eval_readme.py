@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from retrac_local.cli.main import cli
 from retrac_local.eval.harness import Evaluation
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.readme import replace_block
+from retrac_local.eval.readme import missing_rows, replace_block
 from tests.test_eval import QUESTIONS, _result
 
 DOC = "# Title\n\nIntro.\n\n<!-- first-2 -->\nold table\nold row\n<!-- /first-2 -->\n\nAfter.\n"
@@ -99,3 +99,25 @@ def test_a_readme_without_the_markers_is_named_and_left_as_it_was(tmp_path: Path
     assert str(readme) in result.output and "<!-- first-2 -->" in result.output
     assert readme.read_text() == "# Title\n\nno block here\n"
     assert (out / "first-2.md").exists()  # the report itself was written
+
+
+def test_a_mode_without_results_leaves_the_readme_and_the_report_as_they_were(tmp_path: Path) -> None:
+    questions, out = _evaluated(tmp_path)  # retrac and rag ran; react never did
+    readme = tmp_path / "README.md"
+    readme.write_text(DOC)
+    args = ["eval", "--questions", str(questions), "--out", str(out), "--mode", "retrac,rag,react"]
+    args += ["--report-only", "--report-name", "first-2", "--readme", str(readme)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "react has 0 of 2" in result.output and "retrac has" not in result.output
+    assert readme.read_text() == DOC
+    assert not (out / "first-2.md").exists()  # nothing redrawn either
+
+
+def test_missing_rows_counts_per_mode_the_questions_without_a_result(tmp_path: Path) -> None:
+    _, out = _evaluated(tmp_path)
+    rows = Evaluation(out, {"x": 1}).rows
+    ids = [q.id for q in QUESTIONS]
+    assert missing_rows(rows, ids, ["retrac", "rag"]) == {}
+    assert missing_rows(rows, [*ids, "z"], ["retrac", "react"]) == {"retrac": 1, "react": len(ids) + 1}
+    assert missing_rows([r for r in rows if r.id != ids[0]], ids, ["rag"]) == {"rag": 1}

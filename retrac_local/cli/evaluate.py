@@ -149,6 +149,11 @@ def eval_cmd(
     evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy, units=units)
     annotate = method_annotator(app.runs, units)
     evaluation.annotate_missing(questions, annotate)
+    if report_only and readme_file is not None:
+        from retrac_local.eval.readme import missing_rows, refuse_incomplete
+
+        missing = missing_rows(evaluation.rows, [q.id for q in questions], mode_list)
+        refuse_incomplete(readme_file, report_name, missing, len(questions))
 
     def report() -> None:
         wanted = {q.id for q in questions}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -59,3 +60,29 @@ def write_block(path: Path, name: str, body: str) -> bool:
     partial.write_text(new, encoding="utf-8")
     os.replace(partial, path)
     return True
+
+
+def missing_rows(rows: list[Any], question_ids: list[str], modes: list[str]) -> dict[str, int]:
+    """Per mode, how many of the questions it has no result for; modes with every result are left
+    out. A README table compares modes on the questions they all answered, so one mode without
+    results would empty it."""
+    have: dict[str, set[str]] = {mode: set() for mode in modes}
+    for row in rows:
+        if row.mode in have:
+            have[row.mode].add(row.id)
+    wanted = set(question_ids)
+    return {mode: len(wanted - ids) for mode, ids in have.items() if wanted - ids}
+
+
+def refuse_incomplete(path: Path, name: str, missing: dict[str, int], total: int) -> None:
+    """Stop before a report with a mode's results missing reaches the document (and before the report
+    files are redrawn): the table would show fewer questions, or none."""
+    if not missing:
+        return
+    short = ", ".join(f"{mode} has {total - n} of {total}" for mode, n in sorted(missing.items()))
+    raise click.ClickException(
+        f"the table '{name}' in {path} needs every mode's results on all {total} questions, and {short} "
+        "at the code recorded; run the evaluation without --report-only to finish them (results of "
+        "earlier code are kept in results.MODE-VERSION.jsonl), or leave that mode out with --mode; "
+        f"{path} and the report were left as they were"
+    )
