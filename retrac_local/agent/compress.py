@@ -21,7 +21,14 @@ from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
+from retrac_local.agent.linking import (
+    anchored_evidence,
+    backed,
+    mentions,
+    missing_link,
+    missing_side,
+    question_names,
+)
 from retrac_local.agent.policy import reask
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
@@ -339,6 +346,7 @@ def flag_unconnected(state: ResearchState) -> ResearchState:
         g
         for g in (
             missing_link(state),
+            missing_side(state),
             wrong_kind_question(state.question, state.answer or "", state.evidence) if state.answer else None,
         )
         if g
