@@ -339,9 +339,10 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
 
 
 def flag_unconnected(state: ResearchState) -> ResearchState:
-    """An answer no verified evidence connects to what the question names, or of another kind than
-    the question asks, gets an open question written by code, so the next round looks for the link
-    or the real answer instead of confirming this one."""
+    """An answer no verified evidence connects to what the question names, one that picks an option
+    with nothing verified about the other, or one of another kind than the question asks, gets an
+    open question written by code, so the next round looks for the link, the other side or the real
+    answer instead of confirming this one."""
     gaps = [
         g
         for g in (
