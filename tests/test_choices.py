@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.choices import held_to, one_sided, options, pick, unweighed
+from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.rag import RagAnswerer
 from retrac_local.agent.react import ReactAgent
@@ -124,26 +124,3 @@ def test_every_mode_holds_its_final_answer_to_the_options(settings: Settings, or
     result = [e for e in agent.ask("Who designed more lighthouses, Ada Vellacott or Jonas Pell?")][-1].result
     assert result.answer == "Ada Vellacott" and _answer_enum(retrac) == expected
     assert issubclass(retrac.calls[-1].schema, FinalAnswer)
-
-
-@pytest.mark.parametrize(
-    ("texts", "missing"),
-    [
-        (["Ada Vellacott was born in 1849.", "Jonas Pell was born in 1856."], []),
-        (["Jonas Pell was born in 1856."], ["Ada Vellacott"]),
-        (["Vellacott, Ada (1849–1911)", "Pell was born in 1856."], ["Jonas Pell"]),  # half a name is not it
-        ([], ["Ada Vellacott", "Jonas Pell"]),
-    ],
-)
-def test_the_options_no_text_speaks_of_are_found(texts: list[str], missing: list[str]) -> None:
-    choices = options("Who was born first, Ada Vellacott or Jonas Pell?")
-    assert unweighed(choices, texts) == missing
-
-
-def test_only_a_two_option_question_can_be_one_sided() -> None:
-    assert one_sided("Who designed the Karn Point Lighthouse?", "Ada Vellacott", []) is None
-    assert one_sided("Who was born first, Ada Vellacott or Jonas Pell?", None, []) is None
-    assert one_sided("Who was born first, Ada Vellacott or Jonas Pell?", "Jonas Pell", []) == (
-        "one-sided: the cited evidence says nothing about Ada Vellacott or Jonas Pell, so the choice "
-        "between Ada Vellacott and Jonas Pell is not settled by it"
-    )

@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 
 from retrac_local.agent.events import (
-    Citation,
     Converged,
     RoundCarried,
     RoundCompressed,
@@ -18,7 +17,6 @@ from retrac_local.agent.events import (
     StepTaken,
 )
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import CorpusError, ModelError, RunNotFoundError
@@ -522,53 +520,3 @@ def test_an_answer_must_be_stated_by_the_evidence_it_cites(settings: Settings, o
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0))
     assert [c.evidence_id for c in result.citations] == ["E1"]
     assert result.caveat == "the answer states what its cited evidence does not: 1849, Port, Saltry"
-
-
-CHOICE_Q = "Who designed more lighthouses, Ada Vellacott or Jonas Pell?"
-
-
-def test_a_choice_is_not_settled_until_the_evidence_is_about_both_options(
-    settings: Settings, orrin: MemoryCorpus
-) -> None:
-    """Round 1 learns of one option only: the run goes on, told by code to look for the other; the
-    answer then cites what is known of each option, though the final answer cites one."""
-    pell = "Jonas Pell was a lighthouse engineer born in 1856 in Orley"
-    vellacott = "Ada Vellacott was a civil engineer who worked on harbours and bridges"
-    llm = ScriptedLLM().enqueue(
-        constraints(),
-        search("lighthouse engineer"),
-        finish("Jonas Pell"),
-        update(facts=[pell], answer="Jonas Pell"),
-        search("Ada Vellacott"),
-        finish("Jonas Pell"),
-        update(facts=[vellacott], answer="Jonas Pell"),
-        final("Jonas Pell", "E1"),
-    )
-    events, result = run(make_agent(settings, orrin, llm), CHOICE_Q)
-    first = RunStore(settings.runs_db).rounds(result.run_id)[0]["state"]
-    assert any(
-        u.startswith("No verified evidence mentions Ada Vellacott yet") for u in first["uncertainties"]
-    )
-    assert [e.reason for e in events if isinstance(e, Converged)] == ["answered"] and result.rounds == 2
-    assert [c.chunk_id for c in result.citations] == ["jonas-pell#0", "ada-vellacott#0"]
-    assert result.status == RunStatus.ANSWERED and result.caveat is None
-
-
-def test_an_answer_citing_one_option_only_is_unsure() -> None:
-    """The backstop when nothing about the other option reached the citations: the status says the
-    choice was not weighed."""
-    quotes = {
-        "E1": ("Jonas Pell", "Jonas Pell was a lighthouse engineer"),
-        "E2": ("Ada Vellacott", "She was a civil engineer"),
-    }
-    evidence = [
-        Evidence(id=i, fact=q, source=f"doc-{i}#0", quote=q, verified="yes", title=t)
-        for i, (t, q) in quotes.items()
-    ]
-    cited = [Citation(e.id, f"doc-{e.id}", e.source, e.title, "mem", e.quote, "yes") for e in evidence]
-    state = ResearchState(question=CHOICE_Q, answer="Jonas Pell", evidence=evidence)
-    assert ResearchAgent._caveat(state, "Jonas Pell", cited[:1]) == (
-        "one-sided: the cited evidence says nothing about Ada Vellacott, so the choice between Ada "
-        "Vellacott and Jonas Pell is not settled by it"
-    )
-    assert ResearchAgent._caveat(state, "Jonas Pell", cited) is None  # the title names the other option

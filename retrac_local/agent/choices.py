@@ -10,7 +10,6 @@ question whose options cannot be told apart with confidence gets none, and its a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
 from pydantic import create_model
@@ -81,30 +80,6 @@ def pick(answer: str | None, choices: tuple[str, ...]) -> str | None:
     key = _key(answer)
     named = [c for c in choices if _key(c) and (_key(c) in key or key in _key(c))]
     return named[0] if len(named) == 1 else answer
-
-
-def unweighed(choices: tuple[str, ...], texts: Iterable[str]) -> list[str]:
-    """The options that none of `texts` mentions. A choice between two things is settled by what is
-    known of each: with evidence about one side only ("A was born in 1926", nothing about B), the
-    answer is a guess, however well the one side is quoted."""
-    from retrac_local.agent.linking import mentions
-
-    seen = list(texts)
-    return [c for c in choices if not any(mentions(t, c) for t in seen)]
-
-
-def one_sided(question: str, answer: str | None, texts: Iterable[str]) -> str | None:
-    """Why an answer to a two-option question is not settled by `texts` (the quotes it cites), or
-    None: an option they say nothing about."""
-    choices = options(question)
-    missing = unweighed(choices, texts) if answer and choices else []
-    if not missing:
-        return None
-    about = " or ".join(missing)
-    return (
-        f"one-sided: the cited evidence says nothing about {about}, so the choice between "
-        f"{choices[0]} and {choices[1]} is not settled by it"
-    )
 
 
 def held_to(schema: type[Any], choices: tuple[str, ...]) -> type[Any]:

@@ -21,14 +21,7 @@ from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.linking import (
-    anchored_evidence,
-    backed,
-    mentions,
-    missing_link,
-    missing_side,
-    question_names,
-)
+from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
 from retrac_local.agent.policy import reask
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
@@ -339,15 +332,13 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
 
 
 def flag_unconnected(state: ResearchState) -> ResearchState:
-    """An answer no verified evidence connects to what the question names, one that picks an option
-    with nothing verified about the other, or one of another kind than the question asks, gets an
-    open question written by code, so the next round looks for the link, the other side or the real
-    answer instead of confirming this one."""
+    """An answer no verified evidence connects to what the question names, or of another kind than
+    the question asks, gets an open question written by code, so the next round looks for the link
+    or the real answer instead of confirming this one."""
     gaps = [
         g
         for g in (
             missing_link(state),
-            missing_side(state),
             wrong_kind_question(state.question, state.answer or "", state.evidence) if state.answer else None,
         )
         if g

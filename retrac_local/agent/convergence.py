@@ -5,7 +5,7 @@ from __future__ import annotations
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.events import StopReason
-from retrac_local.agent.linking import answer_evidence, backed, connected, missing_side
+from retrac_local.agent.linking import answer_evidence, backed, connected
 from retrac_local.agent.state import ResearchState
 from retrac_local.agent.verify import normalise
 
@@ -28,7 +28,6 @@ def converged(
     supported = (
         answer_supported(state)
         and connected(state)
-        and missing_side(state) is None
         and wrong_kind_question(state.question, state.answer or "", state.evidence) is None
     )
     if supported and not state.uncertainties:

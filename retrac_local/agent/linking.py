@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-from retrac_local.agent.choices import options, unweighed
 from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.verify import normalise
 from retrac_local.text import words_of
@@ -219,29 +218,3 @@ def missing_link(state: ResearchState) -> str | None:
         else ""
     )
     return f"The evidence for {state.answer!r} is not linked to what the evidence says about {names}.{follow}"
-
-
-def missing_side(state: ResearchState) -> str | None:
-    """The open question code writes when the answer picks one option of a two-option question and no
-    verified evidence is about the other (or about either), or None."""
-    if not state.answer:
-        return None
-    missing = unweighed(options(state.question), [evidence_text(e) for e in backed(state)])
-    if not missing:
-        return None
-    return (
-        f"No verified evidence mentions {' or '.join(missing)} yet: the question weighs two options "
-        f"against each other, so search for {missing[0]} as well."
-    )
-
-
-def other_sides(state: ResearchState, cited: list[Evidence]) -> list[Evidence]:
-    """For a two-option question, verified evidence about each option that `cited` says nothing
-    about, one piece per option: the reader (and the agreement check) sees both sides weighed."""
-    missing = unweighed(options(state.question), [evidence_text(e) for e in cited])
-    sides: list[Evidence] = []
-    for option in missing:
-        found = next((e for e in backed(state) if mentions(evidence_text(e), option)), None)
-        if found is not None and found not in cited and found not in sides:
-            sides.append(found)
-    return sides

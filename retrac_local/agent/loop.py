@@ -26,7 +26,7 @@ from retrac_local.agent.answers import (
     wrong_kind_question,
 )
 from retrac_local.agent.candidates import PickArgs, planner_action_schema
-from retrac_local.agent.choices import held_to, one_sided, options, pick
+from retrac_local.agent.choices import held_to, options, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.events import (
@@ -721,8 +721,8 @@ class ResearchAgent:
     @staticmethod
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:
         """Why the answer is not to be trusted as it stands, or None: no verified evidence states
-        it, it names what its cited evidence does not state, its sources disagree, it picks one of
-        two options with nothing cited about the other, or it is not of the kind the question asks."""
+        it, it names what its cited evidence does not state, or it is not of the kind the question
+        asks."""
         if not answer:
             return None
         if not citations:
@@ -736,9 +736,6 @@ class ResearchAgent:
         disputed = [c for c in state.conflicts if cited & set(c.evidence_ids)]
         if disputed:
             return "the sources disagree: " + "; ".join(conflicts.describe(c, state) for c in disputed)
-        sided = one_sided(state.question, answer, [f"{c.title} {c.quote}" for c in citations])
-        if sided:
-            return sided
         return wrong_kind_question(state.question, answer, state.evidence)
 
     def _searches(self, run_id: str) -> dict[str, list[str]]:
@@ -775,10 +772,7 @@ class ResearchAgent:
         # the answer check that reads the cited quotes alone, can follow the chain.
         kept = {c.evidence_id for c in checked}
         hop = linking.bridge(state, [e for e in chosen if e.id in kept])
-        # A choice between two options cites what is known of each: evidence about the option the
-        # chosen quotes leave out is cited beside them.
-        sides = linking.other_sides(state, [e for e in chosen if e.id in kept] + hop)
-        return checked + [c for c in (self._checked(e) for e in [*hop, *sides]) if c is not None]
+        return checked + [c for c in (self._checked(e) for e in hop) if c is not None]
 
     def _checked(self, evidence: Evidence) -> Citation | None:
         if evidence.verified not in ("yes", "partial"):
