@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from retrac_local.eval.rows import EvalRow
 
 
 def _markers(name: str) -> tuple[str, str]:
@@ -62,7 +65,7 @@ def write_block(path: Path, name: str, body: str) -> bool:
     return True
 
 
-def missing_rows(rows: list[Any], question_ids: list[str], modes: list[str]) -> dict[str, int]:
+def missing_rows(rows: list[EvalRow], question_ids: list[str], modes: list[str]) -> dict[str, int]:
     """Per mode, how many of the questions it has no result for; modes with every result are left
     out. A README table compares modes on the questions they all answered, so one mode without
     results would empty it."""
