@@ -147,13 +147,13 @@ def eval_cmd(
         for mode, version in config["code"].items()
     }
     evaluation = Evaluation(out, config, check=not report_only, legacy_code=legacy, units=units)
-    annotate = method_annotator(app.runs, units)
-    evaluation.annotate_missing(questions, annotate)
-    if report_only and readme_file is not None:
+    if report_only and readme_file is not None:  # before anything is written, results included
         from retrac_local.eval.readme import missing_rows, refuse_incomplete
 
         missing = missing_rows(evaluation.rows, [q.id for q in questions], mode_list)
         refuse_incomplete(readme_file, report_name, missing, len(questions))
+    annotate = method_annotator(app.runs, units)
+    evaluation.annotate_missing(questions, annotate)
 
     def report() -> None:
         wanted = {q.id for q in questions}
