@@ -10,7 +10,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,6 +71,7 @@ class Outcome:
     record: RunRecord | None = None  # the finished run of the run store (Re-TRAC); None when it failed
     error: str | None = None
     result: dict[str, Any] | None = None  # RunResult.to_dict(with_calls=True); None when it failed
+    runtime: dict[str, str] = field(default_factory=dict)  # the worker's machine (`eval/runtime.py`)
 
 
 class BatchWorker:
@@ -90,9 +91,19 @@ class BatchWorker:
         return self._retrac(question_id, question)
 
     def evaluate(self, question: EvalQuestion, mode: str, rag_k: int) -> Outcome:
-        """One question of an evaluation in one mode; ReAct and RAG keep no run store."""
-        if mode == "retrac":
-            return self._retrac(question.id, question.question)
+        """One question of an evaluation in one mode, with the runtime it was answered on (this
+        worker's machine); ReAct and RAG keep no run store."""
+        from retrac_local.eval.runtime import describe
+
+        outcome = (
+            self._retrac(question.id, question.question)
+            if mode == "retrac"
+            else self._baseline(question, mode, rag_k)
+        )
+        outcome.runtime = describe(self.app.settings)
+        return outcome
+
+    def _baseline(self, question: EvalQuestion, mode: str, rag_k: int) -> Outcome:
         from retrac_local.eval.harness import baseline_runner
 
         started = time.perf_counter()

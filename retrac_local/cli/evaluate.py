@@ -173,11 +173,16 @@ def eval_cmd(
     if not report_only and (workers or ray_address):
         _run_on_ray(app, evaluation, questions, mode_list, rag_k, workers or 1, ray_address, report, annotate)
     elif not report_only:
+        from retrac_local.eval.runtime import describe
+
         app.agent()  # an empty corpus or a missing model fails here, before any long work
         runners = make_runners(app, mode_list, evaluation, rag_k)
+        runtime = describe(app.settings)  # after the models are loaded: it reads their llama.cpp
         try:  # Ctrl-C stops at the next token (a plain KeyboardInterrupt inside llama.cpp is swallowed)
             with graceful_sigint(), eval_progress(questions, mode_list, evaluation) as progress:
-                evaluation.run(questions, runners, progress, on_question=report, annotate=annotate)
+                evaluation.run(
+                    questions, runners, progress, on_question=report, annotate=annotate, runtime=runtime
+                )
         except KeyboardInterrupt:
             report()
             click.echo(

@@ -6,7 +6,8 @@
 
 Run it again with the same --out to continue an interrupted evaluation: finished pairs are skipped,
 a half-written last line is dropped, and the settings must match the ones recorded (otherwise the
-figures would mix two configurations). The code is recorded per mode: when a mode's code changed,
+figures would mix two configurations). Each row records the machine and libraries it was made on
+(`eval/runtime.py`), which the settings do not fix. The code is recorded per mode: when a mode's code changed,
 its results are moved to DIR/results.MODE-VERSION.jsonl and it runs again, while the results of the
 other modes are kept.
 """
@@ -28,6 +29,7 @@ from retrac_local.eval import method
 from retrac_local.eval.codehash import mode_version
 from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.rows import Call, EvalRow, lines, read_rows
+from retrac_local.eval.runtime import Runtime
 from retrac_local.eval.scoring import best, doc_recall
 from retrac_local.runstore import RunStore
 
@@ -212,17 +214,19 @@ class Evaluation:
         progress: Progress | None = None,
         on_question: Callable[[], None] | None = None,
         annotate: Annotate | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         """Question by question, every mode for one question before the next question, so that the
         figures of an unfinished evaluation still compare the modes on the same questions.
-        `annotate` adds what the result alone does not hold (the method's figures from the stored run)."""
+        `annotate` adds what the result alone does not hold (the method's figures from the stored run);
+        `runtime` is what the runners answer on (`eval/runtime.py`), recorded in each row."""
         for question in questions:
             for mode, runner in runners.items():
                 if self.done(question, mode):
                     continue
                 if progress:
                     progress(question, mode, None)
-                self._record(question, mode, runner(question), progress, annotate)
+                self._record(question, mode, runner(question), progress, annotate, runtime)
             if on_question:
                 on_question()
 
@@ -255,7 +259,7 @@ class Evaluation:
             result = RunResult.from_dict(outcome.result)
             if outcome.record is not None:
                 result.run_id = write_run(runs, outcome.record)
-            self._record(question, mode, result, progress, annotate)
+            self._record(question, mode, result, progress, annotate, outcome.runtime)
             if on_question:
                 on_question()
         return failed
@@ -267,9 +271,11 @@ class Evaluation:
         result: RunResult,
         progress: Progress | None,
         annotate: Annotate | None,
+        runtime: Runtime | None = None,
     ) -> None:
         row = score(question, mode, result, self.units)
         row.code = mode_version(mode)
+        row.runtime = dict(runtime or {})
         if annotate:
             row = annotate(question, row)
         self._append(row)

@@ -76,16 +76,20 @@ class EvalRow(BaseModel):
     calls: list[Call] = Field(default_factory=list)
     code: str = ""  # the mode's code version (`codehash.mode_version`)
     method: MethodRecord | None = None  # Re-TRAC rows whose run the store holds
+    runtime: dict[str, str] = Field(default_factory=dict)  # the machine and libraries (`eval/runtime.py`)
 
     @property
     def total_tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
     def line(self) -> str:
-        """The row as one line of results.jsonl (no `method` key when it has none)."""
+        """The row as one line of results.jsonl (no `method` or `runtime` key when it has none: a row
+        of an older harness is written back as it was read)."""
         data = self.model_dump(mode="json")
         if data["method"] is None:
             del data["method"]
+        if not data["runtime"]:
+            del data["runtime"]
         return json.dumps(data, ensure_ascii=False) + "\n"
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from retrac_local.agent.answers import expected_kind, fits, unsupported
 from retrac_local.agent.state import Evidence
-from retrac_local.eval import method
+from retrac_local.eval import method, runtime
 from retrac_local.eval.hidden import honesty
 from retrac_local.eval.rows import Call, EvalRow
 
@@ -109,7 +109,46 @@ def summarize(
     }
     if earlier:
         out["against_earlier"] = against_earlier(finished, earlier, modes)
+    out["runtimes"] = {
+        mode: [
+            {"rows": n, "runtime": r} for r, n in runtime.groups(x.runtime for x in rows if x.mode == mode)
+        ]
+        for mode in modes
+    }
     return out
+
+
+def runtime_lines(runtimes: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """What the rows were made on: one line when every row that records a runtime names the same
+    one; else, per mode, how many rows each runtime made, by the keys in which they differ (answers
+    may differ with them). Rows of an older harness record none; nothing is said when no row does."""
+    every = [g for groups in runtimes.values() for g in groups]
+    recorded = [g for g in every if g["runtime"]]
+    if not recorded:
+        return []
+    distinct = runtime.groups(g["runtime"] for g in recorded)
+    if len(distinct) == 1:
+        shown = "; ".join(f"{k} {v}" for k, v in distinct[0][0].items())
+        n, total = sum(g["rows"] for g in recorded), sum(g["rows"] for g in every)
+        which = "Every row" if n == total else f"Every row that records it ({n} of {total})"
+        return ["", f"{which} was made on one runtime: {shown}."]
+    keys = runtime.varying(g["runtime"] for g in recorded)
+    lines = [
+        "",
+        "The rows were made on more than one runtime (machine or libraries; a greedy run can follow "
+        "another trajectory on each), by what differs:",
+        "",
+        "| mode | rows | " + " | ".join(keys) + " |",
+        "|---|---|" + "---|" * len(keys),
+    ]
+    for mode, groups in runtimes.items():
+        lines += [
+            f"| {mode} | {g['rows']} | "
+            + " | ".join(g["runtime"].get(k, "not recorded") for k in keys)
+            + " |"
+            for g in groups
+        ]
+    return lines
 
 
 def against_earlier(
@@ -364,6 +403,7 @@ def markdown(summary: dict[str, Any], title: str) -> str:
         "Means per question; tokens are summed over a question's LLM calls; peak prompt = its largest "
         "single prompt (mean over questions / largest of all).",
     ]
+    lines += runtime_lines(summary.get("runtimes", {}))
     return "\n".join(lines) + "\n"
 
 
