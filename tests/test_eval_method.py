@@ -328,3 +328,41 @@ def test_the_model_split_takes_an_assignment_from_another_evaluation_once(tmp_pa
     assert readme.read_text() == f"# Figures\n<!-- split -->\n{table.strip()}\n<!-- /split -->\nafter\n"
     with pytest.raises(SystemExit, match="no-such.json"):
         split.main([str(out), "--with", str(tmp_path / "no-such.json")])
+
+
+def test_the_model_split_reads_a_reports_own_code_after_a_later_run_set_its_rows_aside(
+    tmp_path: Path,
+) -> None:
+    """A later evaluation in the reference's folder (more questions, newer code) rewrites its
+    eval.json and moves the report's rows to results.retrac-VERSION.jsonl: the reference row is still
+    the report's own code, paired on the report's own rows."""
+    from retrac_local.eval import split
+
+    base = score(QUESTION, "retrac", _result("1849", [500, 1500, 600], ["ada-vellacott#0"]))
+
+    def rows(code: str, f1s: dict[str, float]) -> list[EvalRow]:
+        return [base.model_copy(update={"id": i, "f1": f1, "code": code}) for i, f1 in f1s.items()]
+
+    standard = tmp_path / "standard"
+    standard.mkdir()
+    mine = rows("v-report", {"q1": 0.5, "q2": 0.5})
+    (standard / "first-2.json").write_text(json.dumps(summarize(mine, ["retrac"])))
+    (standard / "results.retrac-v-report.jsonl").write_text("".join(r.line() for r in mine))
+    later = rows("v-later", {"q1": 0.0, "q2": 0.0, "q3": 1.0})
+    (standard / "results.jsonl").write_text("".join(r.line() for r in later))
+    config = {"planner": "large.gguf", "compressor": "large.gguf", "code": {"retrac": "v-later"}}
+    (standard / "eval.json").write_text(json.dumps(config))
+
+    out = tmp_path / "split" / "planner-large-compressor-small"
+    out.mkdir(parents=True)
+    theirs = rows("v-split", {"q1": 1.0, "q2": 0.5})
+    (out / "summary.json").write_text(json.dumps(summarize(theirs, ["retrac"])))
+    (out / "results.jsonl").write_text("".join(r.line() for r in theirs))
+    settings = {"planner": "large.gguf", "compressor": "small.gguf", "code": {"retrac": "v-split"}}
+    (out / "eval.json").write_text(json.dumps(settings))
+
+    split.main([str(out.parent), "--with", str(standard / "first-2.json")])
+    gathered = json.loads((out.parent / "split.json").read_text())
+    assert [r["code"] for r in gathered] == ["v-split", "v-report"]
+    against = gathered[0]["f1_vs_reference"]
+    assert (against["f1_diff"], against["n"]) == (0.25, 2)  # against v-later's rows it would be +0.75

@@ -10,8 +10,9 @@ a folder of DIR and a `--with` report hold the same assignment, the folder's is 
 also puts the table between the document's `<!-- split -->` and `<!-- /split -->` lines.
 
 The first `--with` report is the reference: every other row gets its F1 minus the reference's over
-the questions both ran, with a 95% bootstrap interval (each evaluation's results.jsonl, the rows of
-the code version its eval.json names). Each row also gets how its runs ended (status counts)."""
+the questions both ran, with a 95% bootstrap interval (the rows of the code versions the report
+names, from its evaluation's results or set aside beside them). Each row also gets how its runs
+ended (status counts)."""
 
 from __future__ import annotations
 
@@ -26,28 +27,43 @@ from retrac_local.eval.rows import read_rows
 from retrac_local.eval.summary import difference
 
 
-def _f1_by_question(report: Path, code: str | None) -> dict[str, float]:
-    """F1 by question id of the Re-TRAC rows of `code` that the report's evaluation stored."""
-    results = report.parent / "results.jsonl"
-    if not results.exists():
-        return {}
-    rows = read_rows(results.read_text().splitlines(), str(results))
-    return {r.id: r.f1 for r in rows if r.mode == "retrac" and (code is None or r.code == code)}
+def _f1_by_question(report: Path, codes: list[str]) -> dict[str, float]:
+    """F1 by question id of the Re-TRAC rows of `codes` that the report's evaluation stored, in its
+    results or set aside beside them (`results.retrac-VERSION.jsonl`, once a later code ran there)."""
+    files = [report.parent / "results.jsonl", *(report.parent / f"results.retrac-{c}.jsonl" for c in codes)]
+    f1: dict[str, float] = {}
+    for results in files:
+        if results.exists():
+            rows = read_rows(results.read_text().splitlines(), str(results))
+            f1 |= {r.id: r.f1 for r in rows if r.mode == "retrac" and (not codes or r.code in codes)}
+    return f1
+
+
+def _codes(retrac: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """The code versions of the report's Re-TRAC rows: as the report records them; a report of an older
+    harness records none, and its evaluation's settings name the code that ran last there (which a
+    later run in the same folder may have changed since)."""
+    if retrac.get("codes"):
+        return sorted(retrac["codes"])
+    code = config.get("code")
+    return [code["retrac"]] if isinstance(code, dict) and code.get("retrac") else []
 
 
 def _row(report: Path, assignment: str) -> dict[str, Any] | None:
-    """The Re-TRAC row of one finished report, with the models and code version of its evaluation."""
+    """The Re-TRAC row of one finished report, with the models of its evaluation and the code its rows
+    were made by."""
     settings = report.parent / "eval.json"
     config = json.loads(settings.read_text()) if settings.exists() else {}
     retrac = json.loads(report.read_text()).get("modes", {}).get("retrac")
     if not retrac:
         return None
-    code = config.get("code")
+    codes = _codes(retrac, config)
     return {
         "assignment": assignment,
         "planner": config.get("planner"),
         "compressor": config.get("compressor"),
-        "code": code.get("retrac") if isinstance(code, dict) else None,
+        "code": ", ".join(codes) or None,
+        "_codes": codes,
         "n": retrac["n"],
         "em": retrac["em"],
         "f1": retrac["f1"],
@@ -80,7 +96,7 @@ def gather(folder: Path, name: str = "summary", extra: Sequence[Path] = ()) -> l
     if extra:
         _against_reference(rows, _row(extra[0], f"{extra[0].parent.name}/{extra[0].stem}"))
     for row in rows:
-        del row["_report"]
+        del row["_report"], row["_codes"]
     return rows
 
 
@@ -89,12 +105,12 @@ def _against_reference(rows: list[dict[str, Any]], reference: dict[str, Any] | N
     difference against the reference (`f1_vs_reference`)."""
     if reference is None:
         return
-    theirs = _f1_by_question(reference["_report"], reference["code"])
+    theirs = _f1_by_question(reference["_report"], reference["_codes"])
     for row in rows:
         if (row["planner"], row["compressor"]) == (reference["planner"], reference["compressor"]):
             row["reference"] = True
             continue
-        mine = _f1_by_question(row["_report"], row["code"])
+        mine = _f1_by_question(row["_report"], row["_codes"])
         row["f1_vs_reference"] = {"reference": reference["assignment"], **difference(mine, theirs)}
 
 

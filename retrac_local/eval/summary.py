@@ -69,6 +69,7 @@ def summarize(
         stats["total_tokens"] = _mean([r.total_tokens for r in mine])
         stats["max_prompt_tokens"] = max((r.peak_prompt_tokens for r in mine), default=None)
         stats["status"] = dict(sorted(_count(str(r.status) for r in mine).items()))
+        stats["codes"] = dict(sorted(_count(r.code for r in mine if r.code).items()))  # whose rows these are
         searches = sum(len(r.searches) for r in mine)
         stats["repeated_search_rate"] = (
             round(sum(r.repeated_searches for r in mine) / searches, 4) if searches else None
