@@ -24,9 +24,9 @@ import json, sys
 import llama_cpp
 from pathlib import Path
 from retrac_local.bench.speed import raw_speed
+from retrac_local.eval.runtime import llama_features
 row = raw_speed(Path(sys.argv[1]), 4096, int(sys.argv[2]), 1)
-features = llama_cpp.llama_print_system_info().decode().replace("CPU : ", "")
-row["features"] = " ".join(f.split(" = ")[0] for f in features.split(" | ") if f.strip().endswith("= 1"))
+row["features"] = llama_features(llama_cpp.llama_print_system_info().decode())
 print(json.dumps(row))
 """
 
