@@ -77,6 +77,30 @@ def test_the_runtime_names_a_server_role_by_its_url_and_never_loads_llama_cpp_to
     assert runtime.describe(s)["compressor"] == "llama.cpp AVX2"
 
 
+def test_the_runtime_names_the_build_of_the_collection_and_a_new_ingest_changes_it(
+    settings: Settings, tmp_path: Path
+) -> None:
+    from retrac_local.corpus.embedder import HashingEmbedder
+    from retrac_local.corpus.ingest import Ingester
+    from retrac_local.corpus.store import CorpusStore
+
+    embedder = HashingEmbedder()
+    store = CorpusStore(tmp_path / "home" / "lance", lambda: embedder)
+    assert runtime.collection_build(store) == "empty"
+    assert "corpus" not in runtime.describe(settings)  # only a run that names its collection says it
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pell.md").write_text("# Jonas Pell\n\nJonas Pell was born in Orley in 1850.\n")
+    Ingester(store, chunk_words=40, overlap_words=5).run([docs])
+    first = runtime.describe(settings, store)["corpus"]
+    assert first.startswith("1 chunks, vector index flat (exact), table version ")
+    (docs / "karn.md").write_text("# Karn Point\n\nAda Vellacott built Karn Point in 1887.\n")
+    Ingester(store, chunk_words=40, overlap_words=5).run([docs])
+    second = runtime.collection_build(store)
+    assert second.startswith("2 chunks, ") and second != first
+    assert runtime.varying([{"corpus": first}, {"corpus": second}]) == ["corpus"]
+
+
 def test_every_row_records_the_runtime_it_was_made_on_and_an_older_row_gains_none(tmp_path: Path) -> None:
     out = tmp_path / "eval"
     old = score(QUESTIONS[0], "rag", _result("Orley"))  # a row of a harness before runtimes
@@ -143,6 +167,7 @@ def test_the_command_records_the_runtime_in_each_row_and_the_report(
     assert len(rows) == 2 and rows[0]["runtime"] == rows[1]["runtime"]
     assert rows[0]["runtime"]["embed_precision"] in {"float32", "bfloat16"}
     assert rows[0]["runtime"]["planner"].startswith("llama.cpp ")
+    assert rows[0]["runtime"]["corpus"] == "empty"  # the collection it searched, here none ingested
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runtimes"]["rag"] == [{"rows": 2, "runtime": rows[0]["runtime"]}]
     assert "Every row was made on one runtime" in (out / "summary.md").read_text()

@@ -100,7 +100,7 @@ class BatchWorker:
             if mode == "retrac"
             else self._baseline(question, mode, rag_k)
         )
-        outcome.runtime = describe(self.app.settings)
+        outcome.runtime = describe(self.app.settings, self.app.corpus)
         return outcome
 
     def _baseline(self, question: EvalQuestion, mode: str, rag_k: int) -> Outcome:

@@ -177,7 +177,7 @@ def eval_cmd(
 
         app.agent()  # an empty corpus or a missing model fails here, before any long work
         runners = make_runners(app, mode_list, evaluation, rag_k)
-        runtime = describe(app.settings)  # after the models are loaded: it reads their llama.cpp
+        runtime = describe(app.settings, app.corpus)  # after the models load: it reads their llama.cpp
         try:  # Ctrl-C stops at the next token (a plain KeyboardInterrupt inside llama.cpp is swallowed)
             with graceful_sigint(), eval_progress(questions, mode_list, evaluation) as progress:
                 evaluation.run(

@@ -1,19 +1,20 @@
-"""What an evaluation row was made on, besides the code and the settings: the machine and the
-libraries.
+"""What an evaluation row was made on, besides the code and the settings: the machine, the
+libraries and the build of the collection searched.
 
 A mode's code version (`codehash.py`) and the settings (`harness.fingerprint`) do not fix a greedy
 run. The embedder's `auto` precision is bfloat16 on a processor that multiplies it natively and
 float32 elsewhere; llama.cpp's arithmetic follows the CPU features its build uses (AVX-512 or not);
-a new torch or llama.cpp may round otherwise. Any of them can move a search's passages or a token of
-the model, and a small model's run then follows another trajectory. An evaluation spread over
-sessions and machines (its results are kept and continued) can mix such runs, and `make prove-alike`,
-which plays tapes of recorded search results and model outputs, cannot see them. Each row records
-its runtime, so a report can say when one mode's rows were made under several (`summary.py`), and
-which rows moved with what.
+a new torch or llama.cpp may round otherwise; the collection's approximate vector index is trained
+anew at each ingest. Any of them can move a search's passages or a token of the model, and a small
+model's run then follows another trajectory. An evaluation spread over sessions and machines (its
+results are kept and continued) can mix such runs, and `make prove-alike`, which plays tapes of
+recorded search results and model outputs, cannot see them. Each row records its runtime, so a
+report can say when one mode's rows were made under several (`summary.py`), and which rows moved
+with what.
 
 Reading the runtime loads nothing heavy: library versions come from the installed packages' metadata,
 llama.cpp's features from the library the process loaded to answer (so it is read after the models
-are).
+are), the collection's build from its table's metadata.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from retrac_local.config import Settings
+    from retrac_local.corpus.store import CorpusStore
 
 Runtime = dict[str, str]
 
@@ -73,10 +75,11 @@ def _local_llama() -> str:
     return llama_features(llama_cpp.llama_print_system_info().decode(errors="replace"))
 
 
-def describe(settings: Settings) -> Runtime:
+def describe(settings: Settings, corpus: CorpusStore | None = None) -> Runtime:
     """The runtime of answers made here with `settings`: where each model runs (a server's URL, or
     llama.cpp's CPU features), the embedder's precision as resolved on this processor, the processor,
-    and the libraries' versions."""
+    the libraries' versions, and, given the collection searched, which build of it (its vector index
+    is trained anew at each ingest)."""
     from retrac_local.corpus.embedder import resolve_precision
 
     runtime: Runtime = {}
@@ -86,7 +89,24 @@ def describe(settings: Settings) -> Runtime:
     runtime["embed_precision"] = resolve_precision(settings.retrieval.embed_precision)
     runtime["cpu"] = cpu_model()
     runtime |= {package: version(package) for package in LIBRARIES}
+    if corpus is not None:
+        runtime["corpus"] = collection_build(corpus)
     return runtime
+
+
+def collection_build(corpus: CorpusStore) -> str:
+    """Which build of the collection answers: its chunks, its vector index, and the table version
+    with the time it was written. Two homes ingested from the same files differ in the time, and an
+    approximate (IVF-PQ) index trained in each can rank a query's passages differently."""
+    if not corpus.exists():
+        return "empty"
+    table = corpus.table()
+    latest = table.list_versions()[-1]
+    written = latest["timestamp"].isoformat(timespec="milliseconds")
+    return (
+        f"{table.count_rows():,} chunks, vector index {corpus.vector_index_kind()}, "
+        f"table version {latest['version']} written {written}"
+    )
 
 
 def varying(runtimes: Iterable[Runtime]) -> list[str]:
