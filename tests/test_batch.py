@@ -275,6 +275,5 @@ def test_an_evaluation_on_a_local_ray_writes_the_rows_and_moves_the_runs_home(
         assert row.method is not None  # so the method's figures could be read from it
     assert rows[("e2", "rag")].llm_calls == 1
     assert all(r.runtime["embed_precision"] in {"float32", "bfloat16"} for r in rows.values())  # the worker's
-    assert all(
-        " chunks, vector index " in r.runtime["corpus"] for r in rows.values()
-    )  # its collection's build
+    # and the build of the collection it searched
+    assert all(" chunks, vector index " in r.runtime["corpus"] for r in rows.values())
