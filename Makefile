@@ -122,8 +122,10 @@ eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA d
 
 # A refactor that plays every tape the same keeps the evaluation: each such mode's version joins
 # the versions that recorded the tapes, and `retrac eval` carries their results over (no re-run).
+# Tapes of versions not shown alike prove nothing together: RECORDED_BY=VERSION plays that one's.
 prove-alike: $(VENV)/.installed  ## play every tape on today's code; modes that play the same keep their results (docs/eval/equivalent.json)
-	RETRAC_EVAL_DIR=$(EVAL_DIR) $(PY) -m retrac_local.eval.equivalence tests/recordings/*/ --out docs/eval/equivalent.json
+	RETRAC_EVAL_DIR=$(EVAL_DIR) $(PY) -m retrac_local.eval.equivalence tests/recordings/*/ --out docs/eval/equivalent.json \
+		$(if $(RECORDED_BY),--recorded-by $(RECORDED_BY))
 
 # The same folder: the first EVAL_LIMIT questions' results are reused, the rest are added.
 record-runs: eval-corpus  ## tape real runs (first 10 HotpotQA dev and the demo questions, every mode) for the replay test

@@ -32,7 +32,10 @@ from retrac_local.agent.state import Evidence
         ("Who designed the tower?", "name"),
         ("Which is older, the museum or the bridge?", None),
         ("Is the museum or the bridge older?", None),
-        ("What is the name of the ferry?", None),
+        ("What is the name of the ferry?", "named"),
+        ("Which magazine printed the map first?", "named"),
+        ("In which film did the keeper appear?", "named"),
+        ("Describe the ferry's route.", None),
     ],
 )
 def test_the_kind_of_answer_is_read_from_the_question(question: str, kind: str | None) -> None:
@@ -46,6 +49,10 @@ def test_an_answer_of_another_kind_does_not_fit() -> None:
     assert fits("yes", "yes/no") and not fits("the bridge", "yes/no")
     assert fits("Port Saltry", "place") and not fits("1849", "place")
     assert fits("anything", None)
+    assert not fits("yes", "named") and not fits("No.", "named") and not fits("Yes, it is", "named")
+    assert fits("No Doubt", "named") and fits("Orley Monthly", "named") and fits("the Yes album", "named")
+    gap = wrong_kind_question("Which magazine printed the map first?", "yes")
+    assert gap is not None and gap.startswith("The answer must be the thing it asks for, not yes or no")
     gap = wrong_kind_question("When was the engineer's mother born?", "Mara Vellacott")
     assert gap is not None and gap.startswith("The answer must be a date or year")
     assert wrong_kind_question("When was she born?", "1849") is None

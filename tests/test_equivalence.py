@@ -76,3 +76,24 @@ def test_results_of_an_alike_version_are_carried_over_not_set_aside(tmp_path: Pa
     )
     assert evaluation.set_aside == {"rag": "r1"}  # rag's code changed and nothing shows it alike
     assert {(r.mode, r.code) for r in evaluation.rows} == {("retrac", "new-retrac")}
+
+
+def test_tapes_of_versions_not_shown_alike_prove_nothing_until_played_one_recorder_at_a_time(
+    tmp_path: Path, settings: Settings, orrin: MemoryCorpus
+) -> None:
+    """Two versions whose evaluations differ can each leave tapes that play the same on today's code
+    (each set too narrow to see the difference): joining both through today would carry the results
+    of either over as today's."""
+    tapes, file = tmp_path / "tapes", tmp_path / "equivalent.json"
+    _tapes(tapes, settings, orrin, "retrac", ["old-retrac", "older-retrac"])
+    lines: list[str] = []
+    played = prove([tapes], file, today=_today, log=lines.append)
+    assert not played["retrac"].alike and played["retrac"].apart == [["old-retrac"], ["older-retrac"]]
+    assert "--recorded-by" in lines[-1] and not file.exists()
+    played = prove([tapes], file, today=_today, log=lines.append, recorded_by="old-retrac")
+    assert played["retrac"].alike and played["retrac"].tapes == 1
+    assert alike(file, "retrac", "new-retrac") == {"old-retrac"}
+    # Versions already shown alike to each other are one recorder as far as a proof goes.
+    file.write_text(json.dumps({"retrac": {"classes": [["old-retrac", "older-retrac"]], "proofs": []}}))
+    assert prove([tapes], file, today=_today, log=lines.append)["retrac"].alike
+    assert alike(file, "retrac", "new-retrac") == {"old-retrac", "older-retrac"}

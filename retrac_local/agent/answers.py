@@ -2,7 +2,8 @@
 the evidence does not state.
 
 - **Kind.** Rules read the kind of answer from the question ("when" → a date, "how many" → a number,
-  "is/was/did …" → yes or no, "where" → a place, "who" → a name); no kind when the rules are unsure.
+  "is/was/did …" → yes or no, "where" → a place, "who" → a name, any other "what/which …" → a
+  thing named, never a bare yes or no); no kind when the rules are unsure.
   An answer of the wrong kind (a person's name for "where was she born?") is the entity the
   question goes *through*, not the one it asks for: the run must not stop on it.
 - **New.** A question that asks for something does not already state it: "at what Orrin County
@@ -26,7 +27,7 @@ from retrac_local.agent.state import Evidence
 from retrac_local.agent.verify import normalise
 from retrac_local.text import ends_sentence, words_of
 
-Kind = Literal["date", "number", "yes/no", "place", "name"]
+Kind = Literal["date", "number", "yes/no", "place", "name", "named"]
 
 _YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 _NUMBER_WORDS = frozenset(
@@ -100,6 +101,7 @@ _DATE_WORDS = _MONTHS | {
     "late",
     "mid",
 }
+_BARE_YES_NO = re.compile(r"^(yes|no)\b(?!\s+\w)")
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 _TRAILER = re.compile(
     r"[,;]\s*(also|or|formerly|known|which|who|where|spelt|spelled|born|nicknamed)\b.*$", re.I
@@ -123,6 +125,8 @@ def expected_kind(question: str) -> Kind | None:
         return "place"
     if re.match(r"^(who|whom|whose)\b", q):
         return "name"
+    if re.match(r"^((in|on|at|for|from|of|by|to|with) )?(what|which)\b", q):
+        return "named"  # "Which magazine …?", "What nationality …?": something named, not yes or no
     return None
 
 
@@ -231,6 +235,8 @@ def fits(answer: str, kind: Kind | None, evidence: list[Evidence] | None = None)
     has_number = bool(re.search(r"\d", a)) or bool(words & _NUMBER_WORDS)
     if kind == "yes/no":
         return a.split()[0] in ("yes", "no")
+    if kind == "named":
+        return not _BARE_YES_NO.match(a)  # "No Doubt" names a band; "no." and "yes, it is" name nothing
     if kind == "number":
         return has_number
     if kind == "date":
@@ -437,5 +443,6 @@ def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | N
         "yes/no": "yes or no",
         "place": "a place",
         "name": "the name of a person or a group",
+        "named": "the thing it asks for, not yes or no",
     }[kind]
     return f"The answer must be {wanted}, and {answer!r} is not: find {wanted} for: {question}"
