@@ -520,3 +520,24 @@ def test_an_answer_must_be_stated_by_the_evidence_it_cites(settings: Settings, o
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0))
     assert [c.evidence_id for c in result.citations] == ["E1"]
     assert result.caveat == "the answer states what its cited evidence does not: 1849, Port, Saltry"
+
+
+def test_a_bare_yes_or_no_to_a_which_question_is_nothing_found(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    """A small model that finds nothing to name answers "no": the run says it found nothing, in the
+    words the evaluation and the user read as "not found", and is never *answered*."""
+    question = "Which lighthouse did the Orrin Lights Board build last?"
+    facts = ["The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board"]
+    llm = ScriptedLLM().enqueue(
+        constraints(),
+        open_("no-such-doc#3"),
+        search(question.lower()),
+        update(facts=facts, answer="no"),
+        final("No.", "E1"),
+    )
+    _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0), question)
+    assert result.status != RunStatus.ANSWERED and result.answer == "No"
+    assert result.caveat == (
+        "not found in the collection: no text read names what the question asks for; 'No' is no answer to it"
+    )

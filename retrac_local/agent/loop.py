@@ -20,6 +20,7 @@ from retrac_local import interrupt
 from retrac_local.agent import answercheck, candidates, conflicts, datecompare, linking, prompts, rereading
 from retrac_local.agent.answers import (
     named_spans,
+    names_nothing,
     restates_question,
     shorten,
     unsupported,
@@ -722,9 +723,11 @@ class ResearchAgent:
     def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:
         """Why the answer is not to be trusted as it stands, or None: no verified evidence states
         it, it names what its cited evidence does not state, or it is not of the kind the question
-        asks."""
+        asks (a bare yes or no to "which …?" is nothing found)."""
         if not answer:
             return None
+        if names_nothing(state.question, answer):
+            return f"not found in the collection: no text read names what the question asks for; {answer!r} is no answer to it"
         if not citations:
             return (
                 "not found: no verified evidence states this answer; it is the best guess from what was read"
