@@ -4,6 +4,8 @@ tmp_path with hashing embeddings; the slow tier (marked `slow`) loads the real m
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,19 @@ from retrac_local.corpus.fake import MemoryCorpus
 ROOT = Path(__file__).resolve().parent.parent
 DEMO_DOCS = ROOT / "corpora" / "demo" / "docs"
 DEMO_QUESTIONS = ROOT / "corpora" / "demo" / "questions.jsonl"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def models_freed_before_exit() -> Iterator[None]:
+    """Every model the session loaded is freed while llama_cpp can still free it: one left to the
+    interpreter's teardown fails in its destructor, printing "Exception ignored in Llama.__del__"
+    after a clean run (llama-cpp-python #2002)."""
+    yield
+    llamacpp = sys.modules.get("retrac_local.llm.llamacpp")
+    if llamacpp is not None:
+        for llama, _ in llamacpp._LOADED.values():  # noqa: SLF001 (the process's models, freed once)
+            llama.close()
+        llamacpp._LOADED.clear()  # noqa: SLF001
 
 
 @pytest.fixture(autouse=True)
