@@ -44,7 +44,7 @@ LONG_LIMIT ?= 5
 LONG_OUT ?= $(CURDIR)/docs/eval/hotpotqa-horizon
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-embedding bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel rules-doc eval-report eval-tune figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-embedding bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -119,6 +119,32 @@ eval-corpus: setup
 eval: eval-corpus  ## Re-TRAC vs ReAct vs RAG on the first EVAL_LIMIT HotpotQA dev questions (docs/eval/hotpotqa)
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) \
 		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)"
+
+# Tuning and report slices (retrac_local/eval/slices.py, CONTRIBUTING.md): tune on HotpotQA dev
+# 101-1000 and crossdata lines 1-60; report on HotpotQA dev 1001-1100 and crossdata lines 61-120.
+# A report slice is run to measure, never to tune: read its aggregate tables, not its traces.
+# Each slice runs into a folder of its own (resumable); the pooled summary.json is written at the end.
+REPORT_OUT ?= $(CURDIR)/docs/eval/report
+REPORT_MODES ?= retrac,rag
+eval-report: eval-corpus  ## Re-TRAC and RAG (REPORT_MODES) on the report slices, pooled into docs/eval/report/summary.json (hours)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --offset 1000 --limit 100 \
+		--mode $(REPORT_MODES) --out $(REPORT_OUT)/hotpotqa --report-name hotpotqa --title "HotpotQA dev 1001-1100 (report)"
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/crossdata_dev.jsonl --offset 60 --limit 60 \
+		--mode $(REPORT_MODES) --out $(REPORT_OUT)/crossdata --report-name crossdata --title "MuSiQue and 2Wiki, lines 61-120 (report)"
+	$(PY) -m retrac_local.eval.slices $(REPORT_OUT)
+
+# The same on the tuning slices: crossdata lines 1-60 first, then TUNE_LIMIT HotpotQA questions from 101.
+TUNE_OUT ?= $(CURDIR)/docs/eval/tuning/slices
+TUNE_LIMIT ?= 60
+eval-tune: eval-corpus  ## Re-TRAC and RAG on the tuning slices (crossdata 1-60, HotpotQA dev from 101), rules_fired per row (docs/eval/tuning/slices)
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/crossdata_dev.jsonl --limit 60 \
+		--mode $(REPORT_MODES) --out $(TUNE_OUT)/crossdata --report-name crossdata --title "MuSiQue and 2Wiki, lines 1-60 (tuning)"
+	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --offset 100 --limit $(TUNE_LIMIT) \
+		--mode $(REPORT_MODES) --out $(TUNE_OUT)/hotpotqa --report-name hotpotqa --title "HotpotQA dev 101-$$((100 + $(TUNE_LIMIT))) (tuning)"
+	$(PY) -m retrac_local.eval.slices $(TUNE_OUT) --role tuning
+
+rules-doc: $(VENV)/.installed  ## write docs/RULES.md from the rules catalogue
+	$(PY) -m retrac_local.rules.doc > docs/RULES.md
 
 # A refactor that plays every tape the same keeps the evaluation: each such mode's version joins
 # the versions that recorded the tapes, and `retrac eval` carries their results over (no re-run).

@@ -228,9 +228,10 @@ class RetrievalSettings(Section):
     rrf_k: int = Field(60, ge=1, description="reciprocal rank fusion constant")
     depth: int = Field(20, ge=1, description="candidates taken from each side before fusion")
     vector_index_min_rows: int = Field(
-        10_000,
+        250_000,
         ge=0,
-        description="build an IVF-PQ vector index once the corpus has this many chunks (below: exact scan)",
+        description="below this many chunks every vector search is an exact scan, so that a re-ingest or "
+        "another machine ranks the same vectors the same way; from this many on, an IVF-PQ index is built",
     )
     nprobes: int = Field(20, ge=1, description="IVF partitions searched per vector query")
     refine_factor: int = Field(
@@ -269,6 +270,24 @@ class CorpusSettings(Section):
     )
 
 
+class RulesSettings(Section):
+    disabled: list[str] = Field(
+        default_factory=list,
+        description="names of catalogued code rules to switch off (`retrac rules` lists them), e.g. "
+        '["answer.shorten"]; a rule switched off never fires',
+    )
+
+    @field_validator("disabled")
+    @classmethod
+    def _known(cls, names: list[str]) -> list[str]:
+        from retrac_local.rules.catalogue import unknown
+
+        missing = unknown(names)
+        if missing:
+            raise ValueError(f"no rule named {', '.join(missing)}; `retrac rules` lists the catalogue")
+        return list(dict.fromkeys(names))
+
+
 class Settings(BaseSettings):
     """Everything retrac-local reads; see `retrac config` for the effective values."""
 
@@ -297,6 +316,9 @@ class Settings(BaseSettings):
     )
     memory: MemorySettings = Field(
         default_factory=MemorySettings, description="cross-task memory of finished runs"
+    )
+    rules: RulesSettings = Field(
+        default_factory=RulesSettings, description="the catalogue of code rules: which are switched off"
     )
     state_max_tokens: int = Field(1200, ge=200, description="token budget of the rendered state")
     separate_kv_caches: bool = Field(

@@ -47,6 +47,7 @@ class RoundStats(TypedDict, total=False):
     rejected: list[str]
     compression_failed: bool
     stop_reason: str | None  # a `StopReason` when this round ended the run
+    rules: list[JSONObject]  # the catalogued rules that fired in the round (`rules.book.Firing`)
 
 
 class StoredRound(TypedDict):

@@ -16,6 +16,7 @@ from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_fo
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.corpus.store import Chunk
 from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.rules.book import RuleBook
 from tests.scripts import update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
@@ -35,7 +36,9 @@ def state(**kw) -> ResearchState:
 
 
 def apply(prev: ResearchState, **kw):
-    return apply_update(prev, StateUpdate.model_validate(update(**kw)), SENTENCES, prev.iteration + 1, [])
+    return apply_update(
+        prev, StateUpdate.model_validate(update(**kw)), SENTENCES, prev.iteration + 1, [], RuleBook()
+    )
 
 
 def test_facts_are_grounded_in_the_sentence_that_states_them() -> None:
@@ -62,13 +65,13 @@ def test_a_bare_title_as_a_fact_becomes_that_documents_statement() -> None:
     heading = chunk("rio-h", "Rio Sombre (opera)", "Rio Sombre (opera)")
     sentences = [*SENTENCES, Sentence(heading, heading.text), Sentence(opera, opera.text)]
     titled = StateUpdate.model_validate(update(facts=["Rio Sombre (opera)"]))
-    new, problems = apply_update(state(), titled, sentences, 1, [])
+    new, problems = apply_update(state(), titled, sentences, 1, [], RuleBook())
     assert problems == []
     (fact,) = new.evidence
     assert (fact.fact, fact.quote, fact.source, fact.verified) == (opera.text, opera.text, "rio#0", "yes")
     # a title no sentence of the round belongs to states nothing: rejected, as before
     new, problems = apply_update(
-        state(), StateUpdate.model_validate(update(facts=["Drennick Abbey"])), sentences, 1, []
+        state(), StateUpdate.model_validate(update(facts=["Drennick Abbey"])), sentences, 1, [], RuleBook()
     )
     assert new.evidence == [] and len(problems) == 1
 
@@ -81,11 +84,18 @@ def test_a_fact_the_state_already_holds_is_not_asked_for_again() -> None:
         (["Ada Vellacott was born on 3 May 1849"], ["ada#0"]),
         ([restated], ["ada#0", "karn#0"]),
     ):
-        new, problems = apply_update(first, StateUpdate.model_validate(update(facts=facts)), later, 2, [])
+        new, problems = apply_update(
+            first, StateUpdate.model_validate(update(facts=facts)), later, 2, [], RuleBook()
+        )
         assert problems == []  # no retry for a restatement; the new part of a compound fact is added
         assert [e.source for e in new.evidence] == sources
     new, problems = apply_update(
-        first, StateUpdate.model_validate(update(facts=["Ada Vellacott was born in 1848"])), later, 2, []
+        first,
+        StateUpdate.model_validate(update(facts=["Ada Vellacott was born in 1848"])),
+        later,
+        2,
+        [],
+        RuleBook(),
     )
     assert "no sentence found" in problems[0] and len(new.evidence) == 1  # a changed number is still refused
 
@@ -107,7 +117,7 @@ def test_verified_evidence_dropped_without_new_evidence_is_restored() -> None:
         iteration=1,
     )
     update_ = StateUpdate.model_validate(update(drop=["E1"]))
-    new, problems = apply_update(prev, update_, [], 2, [])
+    new, problems = apply_update(prev, update_, [], 2, [], RuleBook())
     assert [e.id for e in new.evidence] == ["E1"]
     assert problems == ["drift: verified evidence E1 vanished; restored"]
 
@@ -117,7 +127,7 @@ def test_unverified_evidence_may_be_dropped() -> None:
         evidence=[Evidence(id="E1", fact="x", source="ada#0", quote=ADA.text, verified="partial")],
         iteration=1,
     )
-    new, problems = apply_update(prev, StateUpdate.model_validate(update(drop=["E1"])), [], 2, [])
+    new, problems = apply_update(prev, StateUpdate.model_validate(update(drop=["E1"])), [], 2, [], RuleBook())
     assert new.evidence == [] and problems == []
 
 
@@ -129,6 +139,7 @@ def test_previous_answer_kept_when_model_writes_none_and_failures_accumulate() -
         [],
         2,
         ["search('y'): no results"],
+        RuleBook(),
     )
     assert new.answer == "1849"
     assert new.failures == ["search('x'): no results", "search('y'): no results", "nothing on Orley"]
@@ -147,7 +158,14 @@ def test_compression_retries_with_the_problems_then_keeps_what_is_valid() -> Non
         update(facts=["Jonas Pell designed the tower", "Ada Vellacott designed the tower"]),
     )
     outcome = compress(
-        llm, state(), record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200
+        llm,
+        state(),
+        record_with(KARN),
+        max_tokens=400,
+        max_sentences=8,
+        retries=2,
+        state_max_tokens=1200,
+        rules=RuleBook(),
     )
     assert len(llm.calls) == 3
     assert "no sentence found" in llm.calls[1].messages[-1]["content"]  # the error went back to the model
@@ -160,7 +178,14 @@ def test_unparseable_or_truncated_output_keeps_the_previous_state() -> None:
     llm = ScriptedLLM(truncate_after=20).enqueue(*[update(facts=["Ada Vellacott designed the tower"])] * 3)
     prev = state(answer="maybe", iteration=0)
     outcome = compress(
-        llm, prev, record_with(KARN), max_tokens=400, max_sentences=8, retries=2, state_max_tokens=1200
+        llm,
+        prev,
+        record_with(KARN),
+        max_tokens=400,
+        max_sentences=8,
+        retries=2,
+        state_max_tokens=1200,
+        rules=RuleBook(),
     )
     assert outcome.failed and len(llm.calls) == 3
     assert outcome.state.answer == "maybe" and outcome.state.iteration == 1
@@ -269,7 +294,7 @@ def test_code_adds_the_first_hop_when_the_model_skipped_it() -> None:
         "jonas-pell", "Jonas Pell (engineer)", "Jonas Pell was a lighthouse engineer born in 1856 in Orley."
     )
     sentences = SENTENCES + [Sentence(jonas, jonas.text)]
-    new, _ = apply_update(state(), update_only_jonas, sentences, 1, [])
+    new, _ = apply_update(state(), update_only_jonas, sentences, 1, [], RuleBook())
     anchored = add_anchor(new, sentences, 1)
     added = anchored.evidence[-1]
     assert (added.source, added.quote, added.verified, added.title) == (
@@ -285,14 +310,16 @@ def test_a_compound_fact_is_grounded_part_by_part() -> None:
     jonas = chunk("jonas", "Jonas Pell", "Jonas Pell was born in 1856 in Orley.")
     sentences = [*SENTENCES, Sentence(jonas, jonas.text)]
     both = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1856"
-    new, problems = apply_update(state(), StateUpdate.model_validate(update(facts=[both])), sentences, 1, [])
+    new, problems = apply_update(
+        state(), StateUpdate.model_validate(update(facts=[both])), sentences, 1, [], RuleBook()
+    )
     assert problems == [] and [(e.source, e.quote) for e in new.evidence] == [
         ("ada#0", ADA.text),
         ("jonas#0", jonas.text),
     ]
     half_made_up = "Ada Vellacott was born on 3 May 1849, while Jonas Pell was born in 1901"
     new, problems = apply_update(
-        state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, []
+        state(), StateUpdate.model_validate(update(facts=[half_made_up])), sentences, 1, [], RuleBook()
     )
     assert new.evidence == [] and "no sentence found" in problems[0]  # one invented part rejects the whole
 

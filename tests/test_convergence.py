@@ -17,6 +17,7 @@ from retrac_local.agent.tools import tool_descriptions
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.rules.book import RuleBook
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, final, search, update
 
@@ -100,7 +101,7 @@ def test_an_answer_counts_only_when_verified_evidence_states_it_or_a_backed_conc
 def test_convergence_reasons(
     before: ResearchState, after: ResearchState, finished: bool, reason: str | None
 ) -> None:
-    assert converged(before, after, diff_states(before, after), finished) == reason
+    assert converged(before, after, diff_states(before, after), finished, RuleBook()) == reason
 
 
 def test_question_names_are_the_entities_asked_about() -> None:

@@ -12,6 +12,7 @@ from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.trajectory import Sentence
 from retrac_local.corpus.store import Chunk
+from retrac_local.rules.book import RuleBook
 from tests.scripts import update
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"
@@ -79,7 +80,7 @@ facts = st.one_of(
 )
 def test_whatever_the_compressor_writes_the_rules_hold(new, drop, answer, uncertainties) -> None:
     raw = update(facts=new, answer=answer, uncertainties=uncertainties, drop=drop)
-    state, _ = apply_update(PREVIOUS, StateUpdate.model_validate(raw), SENTENCES, 2, [])
+    state, _ = apply_update(PREVIOUS, StateUpdate.model_validate(raw), SENTENCES, 2, [], RuleBook())
     assert (
         state.question == Q and state.constraints == PREVIOUS.constraints
     )  # the goal is copied, never rewritten

@@ -29,6 +29,7 @@ from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, rend
 from retrac_local.agent.verify import normalise, support, support_level, unfaithful
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.rules.book import RuleBook
 from retrac_local.text import STOP_WORDS, long_words_of, words_of
 
 MAX_FAILURES = 8
@@ -51,6 +52,7 @@ def apply_update(
     sentences: list[Sentence],
     iteration: int,
     round_failures: list[str],
+    rules: RuleBook,
 ) -> tuple[ResearchState, list[str]]:
     """Merge `update` into `prev`; returns the new state and the problems found (rejected items)."""
     problems: list[str] = []
@@ -58,12 +60,20 @@ def apply_update(
     added = 0
     for n, item in enumerate(update.new_evidence, start=1):
         fact = _LEADING_TITLE.sub("", item.fact).strip()  # models copy the "(Title)" the prompt shows
-        fact = _statement_for_title(fact, sentences, prev.question) or fact
+        if rules.on("compress.title_fact"):
+            titled = _statement_for_title(fact, sentences, prev.question)
+            if titled:
+                rules.fired("compress.title_fact", f"the title {fact!r} read as its sentence {titled[:80]!r}")
+            fact = titled or fact
         grounded = _ground(fact, sentences)
         if grounded is None and _restates(fact, prev.evidence):
             continue  # a fact the state already holds, restated: nothing to add and nothing invented
         if grounded is None:  # a compound fact ("A was born in 1923, while B was born in 1939"): each part
-            parts = [p.strip() for p in _CLAUSE.split(fact) if len(p.split()) >= 3]
+            parts = (
+                [p.strip() for p in _CLAUSE.split(fact) if len(p.split()) >= 3]
+                if rules.on("compress.split_compound")
+                else []
+            )
             grounded_parts = [_ground(p, sentences) for p in parts] if len(parts) > 1 else []
             found = [g for g in grounded_parts if g is not None]
             known = [
@@ -77,6 +87,7 @@ def apply_update(
                     "state only facts the sentences give, with their exact names and numbers"
                 )
                 continue
+            rules.fired("compress.split_compound", f"{fact[:80]!r} grounded as {len(found)} clause(s)")
         else:
             found = [grounded]
         for part, level, best in found:
@@ -122,7 +133,11 @@ def apply_update(
         next_plan=_dedupe([p.strip() for p in update.next_plan if p.strip()]),
         iteration=iteration,
     )
+    if not rules.on("compress.drift_repair"):
+        return new_state, problems
     repaired, events = repair_drift(prev, new_state, allowed_drops)
+    for event in events:
+        rules.fired("compress.drift_repair", event)
     return repaired, problems + [f"drift: {e}" for e in events] if events else problems
 
 
@@ -189,12 +204,15 @@ def compress(
     max_sentences: int,
     retries: int,
     state_max_tokens: int,
+    rules: RuleBook,
     relevance: Relevance | None = None,
 ) -> CompressionOutcome:
     trajectory, left_out, sentences = render_for_compression(record, prev.question, max_sentences, relevance)
     # The first hop, when the notes lack it, is added by code before the model writes: the model
     # then builds on it ("designed by Ada Vellacott" → her birth) instead of grabbing a look-alike.
-    base = add_anchor(prev, sentences, record.iteration)
+    base = add_anchor(prev, sentences, record.iteration) if rules.on("compress.anchor") else prev
+    if base is not prev:
+        rules.fired("compress.anchor", f"added {base.evidence[-1].id}: {base.evidence[-1].quote[:100]!r}")
     schema = state_update_schema(bool(sentences), [e.id for e in base.evidence])
     messages: list[Message] = [
         {"role": "system", "content": prompts.render("compressor_system")},
@@ -224,7 +242,7 @@ def compress(
                 output, prompts.render("compressor_retry", problems=[str(e) + "; write less"]), 2000
             )
             continue
-        state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures)
+        state, problems = apply_update(base, generation.parsed, sentences, record.iteration, failures, rules)
         attempts.append({"problems": problems})
         best = (state, problems)
         fixable = [p for p in problems if not p.startswith("drift:")]
@@ -250,8 +268,22 @@ def compress(
             kept, diff_states(prev, kept), attempts, failed=True, sentences_left_out=left_out
         )
     state, problems = best
-    state = add_answer_quote(state, sentences, record.iteration)
-    state = record_conflicts(bound_size(flag_unconnected(state), state_max_tokens, compressor.count_tokens))
+    if rules.on("compress.answer_quote"):
+        quoted = add_answer_quote(state, sentences, record.iteration)
+        if quoted is not state:
+            rules.fired("compress.answer_quote", f"added {quoted.evidence[-1].id}, stating {state.answer!r}")
+        state = quoted
+    if rules.on("compress.open_question"):
+        flagged = flag_unconnected(state)
+        if flagged is not state:
+            rules.fired("compress.open_question", flagged.uncertainties[0])
+        state = flagged
+    state = bound_size(state, state_max_tokens, compressor.count_tokens)
+    if rules.on("compress.conflicts"):
+        found = record_conflicts(state)
+        if found.conflicts and found.conflicts != prev.conflicts:
+            rules.fired("compress.conflicts", "; ".join(c.about for c in found.conflicts)[:200])
+        state = found
     diff = diff_states(prev, state)
     diff.drift_repaired = [p.removeprefix("drift: ") for p in problems if p.startswith("drift:")]
     rejected = [p for p in problems if not p.startswith("drift:")]

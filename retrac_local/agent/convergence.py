@@ -8,6 +8,7 @@ from retrac_local.agent.events import StopReason
 from retrac_local.agent.linking import answer_evidence, backed, connected
 from retrac_local.agent.state import ResearchState
 from retrac_local.agent.verify import normalise
+from retrac_local.rules.book import RuleBook
 
 
 def answer_supported(state: ResearchState) -> bool:
@@ -20,16 +21,23 @@ def answer_supported(state: ResearchState) -> bool:
 
 
 def converged(
-    prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool
+    prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool, rules: RuleBook
 ) -> StopReason | None:
     """The reason to stop after this round, or None to go on. An answer of another kind than the
     question asks (a name for "when"), or one the question itself states, is not an answer: the run
-    goes on."""
-    supported = (
-        answer_supported(state)
-        and connected(state)
-        and wrong_kind_question(state.question, state.answer or "", state.evidence) is None
-    )
+    goes on (`converge.kind`); nor is one no evidence connects to the question (`converge.connected`)."""
+    supported = answer_supported(state)
+    would_stop = planner_finished or not state.uncertainties  # a check that blocks nothing does not fire
+    if supported and rules.on("converge.connected") and not connected(state):
+        if would_stop:
+            rules.fired("converge.connected", f"{state.answer!r} is not connected to the question yet")
+        supported = False
+    if supported and rules.on("converge.kind"):
+        wrong = wrong_kind_question(state.question, state.answer or "", state.evidence)
+        if wrong:
+            if would_stop:
+                rules.fired("converge.kind", wrong)
+            supported = False
     if supported and not state.uncertainties:
         return StopReason.ANSWERED
     if planner_finished and supported:

@@ -8,6 +8,7 @@ from typing import Any
 
 from retrac_local.corpus.store import label
 from retrac_local.records import CallRecord
+from retrac_local.rules.book import names_fired
 
 
 class RunStatus(StrEnum):
@@ -102,6 +103,12 @@ class RunResult:
     caveat: str | None = None  # why the answer is not to be trusted as it stands (status unsure), if so
     searches: list[str] = field(default_factory=list)  # the queries searched, in order, repeats included
     first_retrieved: list[str] = field(default_factory=list)  # chunk ids the first search returned
+    rule_log: list[dict[str, Any]] = field(default_factory=list)  # each catalogued rule that fired (`rules/`)
+
+    @property
+    def rules_fired(self) -> list[str]:
+        """Each catalogued rule that fired in the run, once, in the order it first fired."""
+        return names_fired(self.rule_log)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunResult:
@@ -111,6 +118,7 @@ class RunResult:
         fields["stop_reason"] = StopReason(fields["stop_reason"])
         fields["citations"] = [Citation(**c) for c in fields.get("citations", [])]
         fields.setdefault("calls", [])
+        fields.pop("rules_fired", None)  # derived from rule_log
         return cls(**fields)
 
     def to_dict(self, with_calls: bool = False) -> dict[str, Any]:
@@ -132,6 +140,8 @@ class RunResult:
             "caveat": self.caveat,
             "searches": self.searches,
             "first_retrieved": self.first_retrieved,
+            "rules_fired": self.rules_fired,
+            "rule_log": self.rule_log,
         }
         if with_calls:
             out["calls"] = self.calls

@@ -62,6 +62,7 @@ from retrac_local.corpus.store import Chunk
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.records import CallRecord, RoundStats
+from retrac_local.rules.book import RuleBook
 from retrac_local.runstore import RunStore
 
 MAX_CITATIONS = 4
@@ -127,7 +128,11 @@ class ResearchAgent:
         yield RunStarted(run_id, run["question"], resumed_at_round=state.iteration + 1)
         stopped = rounds[-1]["stats"].get("stop_reason") if rounds else None
         if stopped:  # it had converged; only the final answer was missing
-            yield RunFinished(self._finalize(run_id, state, StopReason(stopped), time.perf_counter(), prior))
+            yield RunFinished(
+                self._finalize(
+                    run_id, state, StopReason(stopped), time.perf_counter(), prior, self._book(state)
+                )
+            )
             return
         progress = RunProgress.of(self.corpus, self.settings, rounds)
         yield from self._stopped_by_errors(
@@ -144,8 +149,17 @@ class ResearchAgent:
             raise RetracError(f"run {run_id} has no finished round to answer from")
         state = ResearchState.model_validate(rounds[-1]["state"])
         return self._finalize(
-            run_id, state, StopReason(run["result"]["stop_reason"]), time.perf_counter(), 0.0
+            run_id,
+            state,
+            StopReason(run["result"]["stop_reason"]),
+            time.perf_counter(),
+            0.0,
+            self._book(state),
         )
+
+    def _book(self, state: ResearchState) -> RuleBook:
+        """The rule book of the final answer's stage (after the state's last round)."""
+        return RuleBook(self.settings.rules.disabled, round=state.iteration)
 
     def _stopped_by_errors(self, run_id: str, events: Iterator[Event]) -> Iterator[Event]:
         """An error the run cannot get past (a model server gone) marks it failed, not running; its
@@ -194,7 +208,11 @@ class ResearchAgent:
                 end == RoundEnd.STEPS
                 and new_tokens < budget.min_round_tokens
                 and progress.slots_used < budget.max_rounds
+                and progress.rules.on("converge.carry_thin_round")
             ):
+                progress.rules.fired(
+                    "converge.carry_thin_round", f"round {iteration} carried: {new_tokens} new token(s)"
+                )
                 carried = record
                 yield RoundCarried(iteration, record.tool_calls, new_tokens)
                 continue
@@ -210,7 +228,7 @@ class ResearchAgent:
                 stop_reason = reason
                 yield Converged(reason)
                 break
-        result = self._finalize(run_id, state, stop_reason, started, prior_seconds)
+        result = self._finalize(run_id, state, stop_reason, started, prior_seconds, self._book(state))
         yield RunFinished(result)
 
     def _commit_round(
@@ -238,6 +256,7 @@ class ResearchAgent:
             relevance=self.relevance,
             retries=budget.compress_retries,
             state_max_tokens=self.settings.state_max_tokens,
+            rules=progress.rules,
         )
         new_state = outcome.state
         if not new_state.answer and record.finish_answer:
@@ -246,7 +265,7 @@ class ResearchAgent:
         calls = self.meter.drain()
         state_tokens = self.compressor.count_tokens(new_state.render())
         reason = (
-            converged(state, new_state, outcome.diff, end == RoundEnd.FINISH)
+            converged(state, new_state, outcome.diff, end == RoundEnd.FINISH, progress.rules)
             if progress.tool_calls >= budget.min_tool_calls
             else None
         )
@@ -265,6 +284,7 @@ class ResearchAgent:
             "rejected": outcome.rejected,
             "compression_failed": outcome.failed,
             "stop_reason": reason,
+            "rules": progress.rules.take(),
         }
         self.store.save_round(
             run_id,
@@ -312,9 +332,11 @@ class ResearchAgent:
         budget = self.settings.budget
         self.meter.purpose = "action"
         toolbox = progress.toolbox
+        rules = progress.rules
+        rules.round = record.iteration
         calls_before = record.tool_calls
         if not record.steps:
-            yield from self._code_opens(state, record, toolbox)
+            yield from self._code_opens(state, record, toolbox, rules)
         intro, messages = self._round_opening(state, record)
         trajectory_tokens, invalid, refused = (
             sum(self.planner.count_tokens(s.render()) for s in record.steps),
@@ -325,12 +347,16 @@ class ResearchAgent:
         while record.tool_calls - calls_before < budget.max_steps_per_round:
             if trajectory_tokens > budget.round_token_threshold:
                 return RoundEnd.TOKENS
-            offered = candidates.propose(
-                state,
-                set(toolbox.pages),
-                _round_chunks(record),
-                record.steps[-1].gap if record.steps else "",
-                self.title_index(),
+            offered = (
+                candidates.propose(
+                    state,
+                    set(toolbox.pages),
+                    _round_chunks(record),
+                    record.steps[-1].gap if record.steps else "",
+                    self.title_index(),
+                )
+                if rules.on("search.candidates")
+                else []
             )
             left = budget.max_steps_per_round - (record.tool_calls - calls_before)
             prompt = self._step_prompt(state, record, offered, left, note)
@@ -373,7 +399,7 @@ class ResearchAgent:
                 if refused >= MAX_INVALID_ACTIONS:
                     return RoundEnd.FINISH_REFUSED
                 continue
-            made = self._tool_step(record, toolbox, state.question, action, offered, prompt)
+            made = self._tool_step(record, toolbox, state.question, action, offered, prompt, rules)
             if made is None:  # a repeated query and nothing else left to search
                 return RoundEnd.REPEATS
             interrupt.check()
@@ -383,9 +409,11 @@ class ResearchAgent:
             trajectory_tokens += self.planner.count_tokens(made.render())
         return RoundEnd.STEPS
 
-    def _code_opens(self, state: ResearchState, record: RoundRecord, toolbox: Toolbox) -> Iterator[Event]:
+    def _code_opens(
+        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox, rules: RuleBook
+    ) -> Iterator[Event]:
         """The searches code makes before the planner's first step of a run (`_opening_searches`)."""
-        for query, gap, offered in self._opening_searches(state, record, toolbox):
+        for query, gap, offered in self._opening_searches(state, record, toolbox, rules):
             step = self._search(record, toolbox, state.question, query, by="code", gap=gap, offered=offered)
             yield StepTaken(
                 record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
@@ -413,14 +441,17 @@ class ResearchAgent:
         action: AnyAction,
         offered: list[candidates.Candidate],
         prompt: str,
+        rules: RuleBook,
     ) -> Step | None:
         """The planner's tool call made and added to the round; None when it repeats a search and
         code has nothing else left to search."""
         call = action.call
         if call.tool in ("pick", "search"):
-            chosen, by = self._query(call, offered, toolbox)
+            chosen, by = self._query(call, offered, toolbox, rules)
             if chosen is None:
                 return None
+            if by == "pick":
+                rules.fired("search.candidates", f"the planner took the candidate search {chosen!r}")
             return self._search(
                 record, toolbox, question, chosen, by=by, gap=action.gap, offered=offered, prompt=prompt
             )
@@ -441,7 +472,7 @@ class ResearchAgent:
         return step
 
     def _opening_searches(
-        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox
+        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox, rules: RuleBook
     ) -> Iterator[tuple[str, str, list[candidates.Candidate]]]:
         """The searches code makes at the start of a round, before the planner's first step: (query,
         gap, candidates offered). Round 1: the question itself (hop 0), then the best candidates its
@@ -451,21 +482,31 @@ class ResearchAgent:
         question's names states, not searched yet)."""
         budget = self.settings.budget
         if state.iteration == 0 and not toolbox.pages:
-            yield state.question, "hop 0: the question as asked", []
+            if rules.on("search.hop0"):
+                rules.fired("search.hop0", "searched the question itself")
+                yield state.question, "hop 0: the question as asked", []
+            if not rules.on("search.opening"):
+                return
             for hop in range(1, min(budget.opening_searches, budget.max_steps_per_round)):
                 offered = candidates.propose(
                     state, set(toolbox.pages), _round_chunks(record), titles=self.title_index()
                 )
                 if not offered:
                     return
+                rules.fired("search.opening", f"searched {offered[0].query!r} ({offered[0].origin})")
                 yield offered[0].query, f"hop {hop}: {offered[0].origin}", offered
             return
-        found = candidates.leads(state, set(toolbox.pages), first_hop_only=True)
+        found = (
+            candidates.leads(state, set(toolbox.pages), first_hop_only=True)
+            if rules.on("search.lead")
+            else []
+        )
         if found:
+            rules.fired("search.lead", f"searched {found[0].query!r} ({found[0].origin})")
             yield found[0].query, f"follow the lead: {found[0].origin}", []
 
     def _query(
-        self, call: Any, offered: list[candidates.Candidate], toolbox: Toolbox
+        self, call: Any, offered: list[candidates.Candidate], toolbox: Toolbox, rules: RuleBook
     ) -> tuple[str | None, str]:
         """The query a pick or a free search stands for; a repeated free query is replaced by the
         best candidate (by code), so that no search of the run is made twice."""
@@ -476,7 +517,10 @@ class ResearchAgent:
             return copied.query, "pick"
         if query_key(call.query) not in toolbox.pages and call.query.strip():
             return call.query, "planner"
-        return (offered[0].query, "code") if offered else (None, "code")
+        if not offered or not rules.on("search.no_repeat"):
+            return None, "code"
+        rules.fired("search.no_repeat", f"{call.query!r} searched already; searched {offered[0].query!r}")
+        return offered[0].query, "code"
 
     def _search(
         self,
@@ -557,26 +601,41 @@ class ResearchAgent:
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
     def _finalize(
-        self, run_id: str, state: ResearchState, stop_reason: StopReason, started: float, prior_seconds: float
+        self,
+        run_id: str,
+        state: ResearchState,
+        stop_reason: StopReason,
+        started: float,
+        prior_seconds: float,
+        rules: RuleBook,
     ) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
-        choices = options(state.question)
+        named = options(state.question)
+        choices = named if rules.on("answer.options") else ()
         answer = pick(state.answer, choices)
+        if answer != state.answer:
+            rules.fired("answer.options", f"{state.answer!r} read as the option {answer!r}")
         cited: list[str] = []
         chunks = self._run_chunks(run_id)
-        decided = datecompare.decide(state.question, chunks) if choices else None
+        decided = (
+            datecompare.decide(state.question, chunks) if named and rules.on("answer.date_compare") else None
+        )
         found = [] if decided else self._reread(state, chunks, run_id)
         if decided:  # two dates compared by code: no model call, the two sentences are the evidence
+            rules.fired("answer.date_compare", f"decided {decided.answer!r} from the dates of both options")
             answer = decided.answer
             state, cited = _cite_dated(state, decided)
         elif state.evidence or state.answer or found:
-            answered = self._model_answer(state, found, choices)
+            answered = self._model_answer(state, found, choices, rules)
             if answered is not None:
                 answer, state, cited = answered
-        if answer and not choices:
-            answer = shorten(answer, state.question)
-        citations = self._citations(state, answer, cited)
-        caveat = self._caveat(state, answer, citations)
+        if answer and not choices and rules.on("answer.shorten"):
+            short = shorten(answer, state.question)
+            if short != answer:
+                rules.fired("answer.shorten", f"{answer!r} → {short!r}")
+            answer = short
+        citations = self._citations(state, answer, cited, rules)
+        caveat = self._caveat(state, answer, citations, rules)
         if not answer:
             status = RunStatus.FAILED
         elif stop_reason.budget:
@@ -589,7 +648,7 @@ class ResearchAgent:
             caveat = _stopped_early(state, stop_reason)
         confident = answer if status == RunStatus.ANSWERED else None
         if confident and not decided:
-            doubt = self._doubt(state.question, confident, citations, choices)
+            doubt = self._doubt(state.question, confident, citations, choices, rules)
             if doubt:
                 caveat, status = doubt, RunStatus.UNSURE
         calls = self.meter.drain()
@@ -612,6 +671,8 @@ class ResearchAgent:
             retrieved=self._retrieved(run_id),
             caveat=caveat,
             **self._searches(run_id),
+            rule_log=[f for r in self.store.rounds(run_id) for f in r["stats"].get("rules", [])]
+            + rules.take(),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         if self.memory is not None and status == RunStatus.ANSWERED:
@@ -628,7 +689,7 @@ class ResearchAgent:
         return result
 
     def _model_answer(
-        self, state: ResearchState, found: list[Sentence], choices: tuple[str, ...]
+        self, state: ResearchState, found: list[Sentence], choices: tuple[str, ...], rules: RuleBook
     ) -> tuple[str | None, ResearchState, list[str]] | None:
         """The planner's final answer from the evidence and the passages read again: the answer, the
         state with the passages it cites as evidence, and the ids it cites; None when the model gave
@@ -649,7 +710,13 @@ class ResearchAgent:
             ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
             schema = held_to(final_answer_schema(ids), choices)
             parsed = self._final_answer(messages, schema)
-            if not choices and restates_question(parsed.answer, state.question):
+            if choices:
+                rules.fired("answer.options", f"the answer held to one of {' / '.join(choices)}")
+            if (
+                not choices
+                and rules.on("answer.not_the_question")
+                and restates_question(parsed.answer, state.question)
+            ):
                 # Once more: what the question names is where it starts, not what it asks for.
                 # The second answer is held to the names the texts hold beyond the question's
                 # own words (asked again freely, the small model repeats itself).
@@ -672,14 +739,24 @@ class ResearchAgent:
                         ),
                     },
                 ]
+                first = parsed.answer
                 with contextlib.suppress(
                     StructuredOutputError, ContextOverflowError
                 ):  # else the first stands
                     parsed = self._final_answer(messages, held_to(schema, names))
+                rules.fired(
+                    "answer.not_the_question",
+                    f"{first!r} restates the question; asked again: {parsed.answer!r}",
+                )
         except (StructuredOutputError, ContextOverflowError):
             return None
         answer = parsed.answer.strip() or state.answer
-        refs = _with_statement(answer, list(parsed.evidence_ids), state, found)
+        refs = list(parsed.evidence_ids)
+        if rules.on("answer.stating_quote"):
+            led = _with_statement(answer, refs, state, found)
+            if led != refs:
+                rules.fired("answer.stating_quote", f"cited {led[0]}, which states {answer!r}")
+            refs = led
         return (answer, *rereading.cite(state, found, refs))
 
     def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
@@ -700,46 +777,71 @@ class ResearchAgent:
         return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
 
     def _doubt(
-        self, question: str, answer: str, citations: list[Citation], choices: tuple[str, ...]
+        self, question: str, answer: str, citations: list[Citation], choices: tuple[str, ...], rules: RuleBook
     ) -> str | None:
         """Why an answer that would be *answered* is not to be trusted, from the planner shown its
         cited quotes alone, or None: answered again from them too seldom the same
         (`budget.answer_samples`), or said not to state it (`budget.check_answer`)."""
         budget = self.settings.budget
-        if budget.answer_samples:
+        if budget.answer_samples and rules.on("status.agreement"):
             again = answercheck.reanswers(
                 self.planner, self.system_prompt, question, answer, citations, choices, budget.answer_samples
             )
             found = answercheck.doubt(answer, again, budget.answer_agreement)
             if found:
+                rules.fired("status.agreement", found)
                 return found
-        if budget.check_answer and (
-            answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations) is False
+        if (
+            budget.check_answer
+            and rules.on("status.states_answer")
+            and answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations)
+            is False
         ):
+            rules.fired("status.states_answer", f"the cited quotes do not state {answer!r}")
             return answercheck.not_found(answer)
         return None
 
     @staticmethod
-    def _caveat(state: ResearchState, answer: str | None, citations: list[Citation]) -> str | None:
+    def _caveat(
+        state: ResearchState, answer: str | None, citations: list[Citation], rules: RuleBook
+    ) -> str | None:
         """Why the answer is not to be trusted as it stands, or None: no verified evidence states
         it, it names what its cited evidence does not state, or it is not of the kind the question
         asks (a bare yes or no to "which …?" is nothing found)."""
         if not answer:
             return None
-        if names_nothing(state.question, answer):
+        if rules.on("status.names_nothing") and names_nothing(state.question, answer):
+            rules.fired("status.names_nothing", f"{answer!r} to a question asking for something named")
             return f"not found in the collection: no text read names what the question asks for; {answer!r} is no answer to it"
         if not citations:
             return (
                 "not found: no verified evidence states this answer; it is the best guess from what was read"
             )
         cited = {c.evidence_id for c in citations}
-        missing = unsupported(answer, [e for e in state.evidence if e.id in cited])
+        missing = (
+            unsupported(answer, [e for e in state.evidence if e.id in cited])
+            if rules.on("status.unsupported")
+            else []
+        )
         if missing:
+            rules.fired("status.unsupported", f"not in the cited evidence: {', '.join(missing)}")
             return f"the answer states what its cited evidence does not: {', '.join(missing)}"
-        disputed = [c for c in state.conflicts if cited & set(c.evidence_ids)]
+        disputed = (
+            [c for c in state.conflicts if cited & set(c.evidence_ids)]
+            if rules.on("status.sources_disagree")
+            else []
+        )
         if disputed:
+            rules.fired("status.sources_disagree", f"{len(disputed)} conflict(s) among the cited evidence")
             return "the sources disagree: " + "; ".join(conflicts.describe(c, state) for c in disputed)
-        return wrong_kind_question(state.question, answer, state.evidence)
+        wrong = (
+            wrong_kind_question(state.question, answer, state.evidence)
+            if rules.on("status.wrong_kind")
+            else None
+        )
+        if wrong:
+            rules.fired("status.wrong_kind", wrong)
+        return wrong
 
     def _searches(self, run_id: str) -> dict[str, list[str]]:
         """The run's queries in order, and the chunks its first search returned."""
@@ -759,23 +861,38 @@ class ResearchAgent:
         steps = [step for r in self.store.rounds(run_id) for step in r["trajectory"]["steps"]]
         return list(dict.fromkeys(c for step in steps for c in step.get("chunk_ids", [])))
 
-    def _citations(self, state: ResearchState, answer: str | None, cited: list[str]) -> list[Citation]:
+    def _citations(
+        self, state: ResearchState, answer: str | None, cited: list[str], rules: RuleBook
+    ) -> list[Citation]:
         """Citations are checked by code: the quote must occur in the stored chunk, now."""
         by_id = state.evidence_by_id()
         chosen = [by_id[i] for i in dict.fromkeys(cited) if i in by_id]
-        if not chosen and answer:
-            key = normalise(answer).lower()
-            chosen = [e for e in state.evidence if key and key in normalise(e.quote + " " + e.fact).lower()]
-        if not chosen:
-            linked = {i for c in state.conclusions for i in c.evidence_ids}
-            chosen = [e for e in state.evidence if e.id in linked]
+        if not chosen and rules.on("answer.cite_by_text"):
+            if answer:
+                key = normalise(answer).lower()
+                chosen = [
+                    e for e in state.evidence if key and key in normalise(e.quote + " " + e.fact).lower()
+                ]
+            if not chosen:
+                linked = {i for c in state.conclusions for i in c.evidence_ids}
+                chosen = [e for e in state.evidence if e.id in linked]
+            if chosen:
+                rules.fired("answer.cite_by_text", "cited " + ", ".join(e.id for e in chosen[:MAX_CITATIONS]))
         checked = [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
+        if not rules.on("answer.bridge_citation"):
+            return checked
         # A bridge answer cites where the chain ends ("born in 1849"); the hop that ties it to what
         # the question names ("designed by Ada Vellacott") is cited beside it, so the reader, and
         # the answer check that reads the cited quotes alone, can follow the chain.
         kept = {c.evidence_id for c in checked}
-        hop = linking.bridge(state, [e for e in chosen if e.id in kept])
-        return checked + [c for c in (self._checked(e) for e in hop) if c is not None]
+        hop = [
+            c
+            for c in (self._checked(e) for e in linking.bridge(state, [e for e in chosen if e.id in kept]))
+            if c is not None
+        ]
+        if hop:
+            rules.fired("answer.bridge_citation", "also cited " + ", ".join(c.evidence_id for c in hop))
+        return checked + hop
 
     def _checked(self, evidence: Evidence) -> Citation | None:
         if evidence.verified not in ("yes", "partial"):

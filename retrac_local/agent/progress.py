@@ -10,6 +10,7 @@ from retrac_local.agent.tools import tool_names
 from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.records import StoredRound
+from retrac_local.rules.book import RuleBook
 
 
 @dataclass
@@ -18,6 +19,7 @@ class RunProgress:
     tool_calls: int = 0  # of the whole run, for budget.min_tool_calls
     slots_used: int = 0  # round slots spent, carried ones included: at most budget.max_rounds
     seen_chunks: set[str] = field(default_factory=set)  # chunks the run's committed rounds returned
+    rules: RuleBook = field(default_factory=RuleBook)  # the round's firings, stored with the round
 
     @classmethod
     def of(cls, corpus: Corpus, settings: Settings, rounds: list[StoredRound]) -> RunProgress:
@@ -31,4 +33,5 @@ class RunProgress:
             tool_calls=sum(1 for s in steps if s["tool"] in tool_names()),
             slots_used=sum(r["stats"].get("slots", 1) for r in rounds),
             seen_chunks={c for s in steps for c in s.get("chunk_ids", [])},
+            rules=RuleBook(settings.rules.disabled),
         )

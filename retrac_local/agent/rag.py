@@ -15,6 +15,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.rules.book import RuleBook
 
 
 class RagAnswerer:
@@ -34,12 +35,17 @@ class RagAnswerer:
             {"role": "user", "content": prompts.render("rag", passages=passages, question=question)}
         ]
         answer: str | None = None
+        rules = RuleBook(self.settings.rules.disabled)
         try:
-            schema = held_to(ShortAnswer, options(question))
+            choices = options(question) if rules.on("answer.options") else ()
             generation = self.llm.generate(
-                messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
+                messages,
+                schema=held_to(ShortAnswer, choices),
+                max_tokens=self.settings.sampling.answer_max_tokens,
             )
             answer = generation.parsed.answer.strip() or None
+            if choices:
+                rules.fired("answer.options", f"the answer held to one of {' / '.join(choices)}")
         except (StructuredOutputError, ContextOverflowError):
             pass
         return result_record(
@@ -53,4 +59,5 @@ class RagAnswerer:
             time.perf_counter() - started,
             [h.chunk.chunk_id for h in hits],
             [(question, [h.chunk.chunk_id for h in hits])],
+            rule_log=rules.take(),
         )

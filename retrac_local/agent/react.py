@@ -31,6 +31,7 @@ from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.records import CallRecord
+from retrac_local.rules.book import RuleBook
 
 MESSAGE_OVERHEAD = 8  # chat-template tokens around each message
 MAX_REFUSED_FINISHES = 3
@@ -66,6 +67,8 @@ class ReactAgent:
         retrieved: list[str] = []
         searches: list[tuple[str, list[str]]] = []  # (query, chunk ids)
         resample: float | None = None
+        rules = RuleBook(self.settings.rules.disabled)
+        choices = options(question) if rules.on("answer.options") else ()
         self.meter.purpose = "action"
         while tool_calls < max_calls:
             if used + sampling.action_max_tokens + reserve > self.planner.n_ctx:
@@ -97,9 +100,11 @@ class ReactAgent:
                 short = budget.min_tool_calls - tool_calls
                 if short <= 0 or refused >= MAX_REFUSED_FINISHES:
                     answer, stop_reason = (
-                        pick(call.answer.strip() or None, options(question)),
+                        pick(call.answer.strip() or None, choices),
                         StopReason.PLANNER_FINISHED,
                     )
+                    if answer != (call.answer.strip() or None):
+                        rules.fired("answer.options", f"{call.answer!r} read as the option {answer!r}")
                     break
                 refused += 1
                 messages, used = self._append(messages, used, generation.text, too_early(call.answer, short))
@@ -118,7 +123,9 @@ class ReactAgent:
             )
             messages, used = self._append(messages, used, generation.text, text)
         if answer is None:
-            answer = self._forced_answer(messages, question)
+            answer = self._forced_answer(messages, question, choices)
+            if answer and choices:
+                rules.fired("answer.options", f"the answer held to one of {' / '.join(choices)}")
         calls = self.meter.drain()
         status = (
             RunStatus.FAILED
@@ -138,6 +145,7 @@ class ReactAgent:
             time.perf_counter() - started,
             retrieved,
             searches,
+            rule_log=rules.take(),
         )
 
     def _tokens(self, message: Message) -> int:
@@ -149,7 +157,7 @@ class ReactAgent:
         new = reask(assistant, user)
         return messages + new, used + sum(self._tokens(m) for m in new)
 
-    def _forced_answer(self, messages: list[Message], question: str) -> str | None:
+    def _forced_answer(self, messages: list[Message], question: str, choices: tuple[str, ...]) -> str | None:
         self.meter.purpose = "finalize"
         # The last observation may not fit with the answer prompt: drop whole steps from the end until it does.
         ask: Message = {"role": "user", "content": prompts.render("react_answer", question=question)}
@@ -157,7 +165,7 @@ class ReactAgent:
             try:
                 generation = self.planner.generate(
                     [*messages, ask],
-                    schema=held_to(ShortAnswer, options(question)),
+                    schema=held_to(ShortAnswer, choices),
                     max_tokens=self.settings.sampling.answer_max_tokens,
                 )
             except ContextOverflowError:
@@ -181,6 +189,7 @@ def result_record(
     seconds: float,
     retrieved: list[str],
     searches: list[tuple[str, list[str]]] | None = None,
+    rule_log: list[dict[str, object]] | None = None,
 ) -> RunResult:
     """The result of a baseline run; `searches`: each query with the chunk ids it returned."""
     searches = searches or []
@@ -202,4 +211,5 @@ def result_record(
         retrieved=list(dict.fromkeys(retrieved)),
         searches=[q for q, _ in searches],
         first_retrieved=list(searches[0][1]) if searches else [],
+        rule_log=list(rule_log or []),
     )

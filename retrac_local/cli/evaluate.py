@@ -122,6 +122,14 @@ def eval_cmd(
 
     mode_list = parse_modes(modes)
     questions = load_questions(questions_file, offset, limit)
+    from retrac_local.eval.slices import overlaps_report
+
+    if overlaps_report(questions_file.name, offset, limit) and not report_only:
+        click.echo(
+            'note: these are report questions (CONTRIBUTING.md, "Tuning and report slices"): read the aggregate tables, not the '
+            "traces, and write no rule from them",
+            err=True,
+        )
     title = title or f"{questions_file.name} #{offset + 1}–{offset + len(questions)}"
     overrides = {"memory": {"enabled": False}}  # questions must not learn from each other's runs
     app = make_app(overrides)

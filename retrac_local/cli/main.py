@@ -257,11 +257,12 @@ def corpus_stats(as_json: bool) -> None:
 def _register() -> None:
     from retrac_local.cli.batch import batch_cmd
     from retrac_local.cli.evaluate import eval_cmd
+    from retrac_local.cli.rules import rules_cmd
     from retrac_local.cli.runs import runs
     from retrac_local.cli.serve import serve
     from retrac_local.cli.settings import config, models
 
-    for command in (runs, models, config, eval_cmd, batch_cmd, serve):
+    for command in (runs, models, config, eval_cmd, batch_cmd, serve, rules_cmd):
         cli.add_command(command)
 
 

@@ -85,7 +85,15 @@ def runs_show(run_id: str, as_json: bool) -> None:
             say(f"  rejected by code: {'; '.join(s['rejected'])}")
         if s.get("compression_failed"):
             say("  compression failed: the previous state was kept")
+        for fired in s.get("rules", []):
+            say(f"  rule {fired['rule']}: {fired['change']}")
         evidence = now
+    in_rounds = sum(len(r["stats"].get("rules", [])) for r in rounds)
+    final_rules = ((run["result"] or {}).get("rule_log") or [])[in_rounds:]
+    if final_rules:
+        say("\nfinal answer:")
+        for fired in final_rules:
+            say(f"  rule {fired['rule']}: {fired['change']}")
 
 
 @runs.command("export")

@@ -115,7 +115,7 @@ class CorpusStore:
         method: Method = "hybrid",
         depth: int = 20,
         rrf_k: int = 60,
-        vector_index_min_rows: int = 10_000,
+        vector_index_min_rows: int = 250_000,
         nprobes: int = 20,
         refine_factor: int = 5,
         reranker: Reranker | None = None,
@@ -295,7 +295,8 @@ class CorpusStore:
         """Build the indexes that are missing, fold new rows into them, and compact table versions.
 
         The full-text index is always built. The vector index (IVF-PQ) is built once the table has
-        `vector_index_min_rows` rows: below that a flat scan is fast and exact."""
+        `vector_index_min_rows` rows: below that a flat scan is fast, exact and the same on every
+        machine (a search bypasses an index that older code built below the threshold)."""
         table = self.table()
         indexed = {column for ix in table.list_indices() for column in ix.columns}
         index = require("lancedb.index", purpose="the corpus store")
@@ -402,8 +403,12 @@ class CorpusStore:
         if method in ("vector", "hybrid"):
             vector = self.embedder.embed([query])[0] if query_vector is None else query_vector
             search = table.search(vector.tolist(), query_type="vector").distance_type("cosine")
-            # With IVF-PQ: probe enough partitions, then re-rank candidates by their exact vectors.
-            search = search.nprobes(self.nprobes).refine_factor(self.refine_factor)
+            if table.count_rows() < self.vector_index_min_rows:
+                # Exact: an IVF-PQ index trained at another ingest (or left by older code) ranks the
+                # same vectors otherwise; below the threshold a scan is fast enough and repeatable.
+                search = search.bypass_vector_index()
+            else:  # IVF-PQ: probe enough partitions, then re-rank candidates by their exact vectors
+                search = search.nprobes(self.nprobes).refine_factor(self.refine_factor)
             ranked["vector"] = search.select([*_COLUMNS, "_distance"]).limit(depth).to_list()
         fused: dict[str, Hit] = {}
         for name, rows in ranked.items():

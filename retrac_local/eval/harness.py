@@ -349,6 +349,7 @@ def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = d
         run_id=result.run_id,
         citations=result.citations,
         calls=[Call.model_validate(c) for c in result.calls],
+        rules_fired=result.rules_fired,
     )
 
 

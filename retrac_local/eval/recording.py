@@ -58,10 +58,14 @@ SECTIONS = (
     "retrieval",
     "state_max_tokens",
     "separate_kv_caches",
+    "rules",
 )
 # Settings added since tapes were first recorded, at the value that behaves as the code before them
 # did: a tape without one was recorded without it, and plays so.
 ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {"budget": {"answer_samples": 0}}
+# What a run writes that tapes recorded before it lack: compared only where the tape has it.
+RESULT_KEYS_ADDED = ("rules_fired", "rule_log")
+ROUND_STATS_ADDED = ("rules",)
 
 
 class Diverged(Exception):  # noqa: N818 — not a RetracError: the run's own error handling must not catch it
@@ -430,9 +434,32 @@ def play(tape: Tape, titles: list[str]) -> list[str]:
             from retrac_local.eval.detached import without_trajectories
 
             made = without_trajectories(made)
-        found = differences(tape.outcome, made)
+        found = differences(tape.outcome, _as_taped(made, tape.outcome))
         unused = {llm.role: llm.left() for llm in dict.fromkeys((planner, compressor))}  # once each
         return found + [f"{role}: {n} recorded call(s) were not made" for role, n in unused.items() if n]
+
+
+def _as_taped(made: dict[str, Any], taped: dict[str, Any]) -> dict[str, Any]:
+    """`made` without the keys added to results and round stats since the tape was recorded."""
+    result = {
+        k: v for k, v in made["result"].items() if k in taped.get("result", {}) or k not in RESULT_KEYS_ADDED
+    }
+    out = made | {"result": result}
+    taped_rounds = taped.get("rounds") or []
+    if "rounds" in made:
+        out["rounds"] = [
+            r
+            | {
+                "stats": {
+                    k: v
+                    for k, v in r.get("stats", {}).items()
+                    if k not in ROUND_STATS_ADDED
+                    or (i < len(taped_rounds) and k in taped_rounds[i].get("stats", {}))
+                }
+            }
+            for i, r in enumerate(made["rounds"])
+        ]
+    return out
 
 
 def write_tape(folder: Path, name: str, tape: Tape, titles: list[str]) -> None:

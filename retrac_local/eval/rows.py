@@ -77,6 +77,9 @@ class EvalRow(BaseModel):
     code: str = ""  # the mode's code version (`codehash.mode_version`)
     method: MethodRecord | None = None  # Re-TRAC rows whose run the store holds
     runtime: dict[str, str] = Field(default_factory=dict)  # the machine and libraries (`eval/runtime.py`)
+    rules_fired: list[str] | None = (
+        None  # catalogued rules that fired (None: a row made before the catalogue)
+    )
 
     @property
     def total_tokens(self) -> int:
@@ -90,6 +93,8 @@ class EvalRow(BaseModel):
             del data["method"]
         if not data["runtime"]:
             del data["runtime"]
+        if data["rules_fired"] is None:
+            del data["rules_fired"]
         return json.dumps(data, ensure_ascii=False) + "\n"
 
 
