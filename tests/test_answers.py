@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from retrac_local.agent.answers import (
-    expected_kind,
     fits,
     is_person,
     is_thing,
@@ -15,6 +14,7 @@ from retrac_local.agent.answers import (
     unsupported,
     wrong_kind_question,
 )
+from retrac_local.agent.question import parse
 from retrac_local.agent.state import Evidence
 
 
@@ -39,7 +39,7 @@ from retrac_local.agent.state import Evidence
     ],
 )
 def test_the_kind_of_answer_is_read_from_the_question(question: str, kind: str | None) -> None:
-    assert expected_kind(question) == kind
+    assert parse(question).kind == kind
 
 
 def test_an_answer_of_another_kind_does_not_fit() -> None:

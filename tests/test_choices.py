@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.choices import held_to, options, pick
+from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.question import parse
 from retrac_local.agent.rag import RagAnswerer
 from retrac_local.agent.react import ReactAgent
 from retrac_local.agent.schemas import FinalAnswer, ShortAnswer
@@ -65,7 +66,7 @@ CHOICE_Q = "Who was born first, Ada Vellacott or Jonas Pell?"
     ],
 )
 def test_the_options_a_question_names_are_found_by_rules(question: str, expected: tuple[str, ...]) -> None:
-    assert options(question) == expected
+    assert parse(question).options == expected
 
 
 def test_a_free_answer_that_names_one_option_becomes_that_option() -> None:

@@ -9,8 +9,8 @@ from pydantic import ValidationError
 from retrac_local.agent import prompts
 from retrac_local.agent.convergence import answer_supported, converged
 from retrac_local.agent.diff import diff_states
-from retrac_local.agent.linking import question_names
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.question import parse
 from retrac_local.agent.schemas import action_schema
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState
 from retrac_local.agent.tools import tool_descriptions
@@ -105,13 +105,15 @@ def test_convergence_reasons(
 
 
 def test_question_names_are_the_entities_asked_about() -> None:
-    assert question_names(Q) == ["Karn Point Lighthouse"]
-    assert question_names("Between Ada Vellacott and Jonas Pell who was born earlier?") == [
+    assert list(parse(Q).names) == ["Karn Point Lighthouse"]
+    assert list(parse("Between Ada Vellacott and Jonas Pell who was born earlier?").names) == [
         "Ada Vellacott",
         "Jonas Pell",
     ]
-    assert question_names("The Battle of Karn Point occurred during what wars?") == ["Battle of Karn Point"]
-    assert question_names("What kind of engineer was Tomas Irvane's father?") == ["Tomas Irvane"]
+    assert list(parse("The Battle of Karn Point occurred during what wars?").names) == [
+        "Battle of Karn Point"
+    ]
+    assert list(parse("What kind of engineer was Tomas Irvane's father?").names) == ["Tomas Irvane"]
 
 
 def test_every_tool_call_names_its_gap() -> None:

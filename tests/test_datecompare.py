@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.datecompare import When, asked, decide
+from retrac_local.agent.datecompare import When, decide
 from retrac_local.agent.loop import ResearchAgent
+from retrac_local.agent.question import parse
 from retrac_local.agent.schemas import ConstraintsDraft, StateUpdate
 from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
@@ -46,7 +47,7 @@ def chunk(title: str, text: str, index: int = 0, doc: str | None = None) -> Chun
     ],
 )
 def test_the_question_says_which_end_of_which_event(question: str, expected: tuple[str, str] | None) -> None:
-    assert asked(question) == expected
+    assert parse(question).comparison == expected
 
 
 def test_dates_are_ordered_only_at_the_precision_both_give() -> None:

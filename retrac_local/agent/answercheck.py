@@ -22,8 +22,8 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from retrac_local.agent import prompts
-from retrac_local.agent.answers import expected_kind
 from retrac_local.agent.choices import held_to
+from retrac_local.agent.question import parse
 from retrac_local.agent.schemas import AnswerCheck, Reanswer
 from retrac_local.agent.verify import normalise
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
@@ -109,7 +109,7 @@ def reanswers(
     when the question asks yes or no or the answer is one. Invalid replies are left out."""
     if not citations:
         return []
-    if not choices and (expected_kind(question) == "yes/no" or answer_words(answer) in (["yes"], ["no"])):
+    if not choices and (parse(question).kind == "yes/no" or answer_words(answer) in (["yes"], ["no"])):
         choices = ("yes", "no")
     messages: list[Message] = [
         {"role": "system", "content": system},

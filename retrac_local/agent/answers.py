@@ -20,16 +20,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
 
-from retrac_local.agent.choices import options
+from retrac_local.agent.question import Kind, parse
 from retrac_local.agent.state import Evidence
 from retrac_local.agent.verify import normalise
 from retrac_local.text import ends_sentence, words_of
 
-Kind = Literal["date", "number", "yes/no", "place", "name", "named"]
-
-_YES_NO_START = re.compile(r"^(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 _NUMBER_WORDS = frozenset(
     [
         "zero",
@@ -106,28 +102,6 @@ _ASIDE = re.compile(r"\s*\([^()]*\)")
 _TRAILER = re.compile(
     r"[,;]\s*(also|or|formerly|known|which|who|where|spelt|spelled|born|nicknamed)\b.*$", re.I
 )
-
-
-def expected_kind(question: str) -> Kind | None:
-    """The kind of answer the question asks for, or None when the rules cannot tell."""
-    q = normalise(question).strip().lower()
-    if " or " in q and not _YES_NO_START.match(q):
-        return None  # "Which is older, A or B?": one of the options, checked by the options rule
-    if _YES_NO_START.match(q):
-        return None if " or " in q else "yes/no"
-    if re.search(r"\bhow (many|much)\b", q):
-        return "number"
-    if re.search(r"\b(what|which) (year|decade|century|date|month)\b", q) or re.match(
-        r"^(when|in what year|in which year)\b", q
-    ):
-        return "date"
-    if re.match(r"^(where|in what (city|country|town|state)|in which (city|country|town|state))\b", q):
-        return "place"
-    if re.match(r"^(who|whom|whose)\b", q):
-        return "name"
-    if re.match(r"^((in|on|at|for|from|of|by|to|with) )?(what|which)\b", q):
-        return "named"  # "Which magazine …?", "What nationality …?": something named, not yes or no
-    return None
 
 
 _PLACE_NOUNS = (
@@ -256,12 +230,12 @@ def shorten(answer: str, question: str) -> str:
     Point Lighthouse" → "the Karn Point Lighthouse" for "Ada Vellacott designed which lighthouse?";
     and said once when a small model wrote it twice ("Skerra Light. Skerra Light")."""
     a = _once(normalise(answer).strip())
-    if expected_kind(question) == "yes/no":
+    if parse(question).kind == "yes/no":
         first = re.findall(r"[A-Za-z]+", a)[:1]
         if first and first[0].lower() in ("yes", "no"):
             return first[0].lower()
     short = _without_restated_lead(_TRAILER.sub("", _ASIDE.sub("", a)).strip(" ,;.") or a, question)
-    return _without_descriptor(short, question) if expected_kind(question) in ("name", "place") else short
+    return _without_descriptor(short, question) if parse(question).kind in ("name", "place") else short
 
 
 def _once(answer: str) -> str:
@@ -423,7 +397,7 @@ _FILLER = frozenset(["a", "an", "the", "of", "in", "on", "at", "and", "s"])
 def restates_question(answer: str, question: str) -> bool:
     """Whether the answer is made only of words the question already holds (articles and
     prepositions aside, a plural "s" aside), where the question asks for something it does not name."""
-    if options(question) or expected_kind(question) == "yes/no":
+    if parse(question).options or parse(question).kind == "yes/no":
         return False
     asked = {w.rstrip("s") for w in words_of(normalise(question).lower())}
     words = [w.rstrip("s") for w in words_of(normalise(answer).lower()) if w not in _FILLER]
@@ -433,14 +407,14 @@ def restates_question(answer: str, question: str) -> bool:
 def names_nothing(question: str, answer: str) -> bool:
     """Whether the answer is a bare yes or no to a question that asks for something named: the
     run found nothing it could name, and says so rather than give "no" as an answer."""
-    return expected_kind(question) == "named" and not fits(answer, "named")
+    return parse(question).kind == "named" and not fits(answer, "named")
 
 
 def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | None = None) -> str | None:
     """The open question code writes when the answer is not of the kind asked, or None."""
     if answer.strip() and restates_question(answer, question):
         return f"{answer!r} is named in the question itself; find what the question asks about it: {question}"
-    kind = expected_kind(question)
+    kind = parse(question).kind
     if kind is None or fits(answer, kind, evidence):
         return None
     wanted = {

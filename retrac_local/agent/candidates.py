@@ -25,7 +25,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from retrac_local.agent.linking import _entity, backed, mentions, names_in, question_names
+from retrac_local.agent.linking import _entity, backed, mentions, names_in
 from retrac_local.agent.schemas import AnyAction, Written, action_schema
 from retrac_local.agent.state import ResearchState
 from retrac_local.agent.titles import TitleIndex
@@ -71,7 +71,7 @@ def leads(state: ResearchState, searched: set[str], first_hop_only: bool = False
     """Names stated by verified evidence that no search has covered and that are neither asked about
     by the question nor the subject of evidence already held. Evidence about a question name comes
     first: it names the next hop (`first_hop_only`: only those)."""
-    asked = question_names(state.question)
+    asked = state.asked.names
     about = {_entity(e).lower() for e in backed(state) if e.title}
     first_hop = [e for e in backed(state) if any(mentions(f"{e.title} {e.quote}", n) for n in asked)]
     rest = [] if first_hop_only else [e for e in backed(state) if e not in first_hop]
@@ -98,7 +98,7 @@ def propose(
 ) -> list[Candidate]:
     """The candidate searches for the next planner step, best first, none repeating a search
     (`searched`: the `query_key`s of the run's searches; `titles`: the collection's)."""
-    asked = question_names(state.question)
+    asked = state.asked.names
     # A name the question asks about that no document read so far is about comes before the names
     # in the texts: a comparison needs each side's own document.
     read = [c.title for c in round_chunks] + [e.title for e in backed(state) if e.title]

@@ -21,7 +21,7 @@ from retrac_local.agent import prompts
 from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
-from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link, question_names
+from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link
 from retrac_local.agent.policy import reask
 from retrac_local.agent.schemas import StateUpdate, state_update_schema
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
@@ -295,7 +295,7 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
     of the round's texts on that name that shares most words with the question (the first hop of a
     multi-hop question: "The tower was designed by …"); small models skip it for a sentence that
     looks like an answer."""
-    names = question_names(state.question)
+    names = state.asked.names
     if not names or anchored_evidence(state):
         return state
     name_words = {w for n in names for w in words_of(n.lower())}

@@ -28,99 +28,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-from retrac_local.agent.choices import options
+from retrac_local.agent.question import EVENTS, Order, parse
 from retrac_local.agent.verify import normalise
 from retrac_local.corpus.chunking import sentences
 from retrac_local.corpus.store import Chunk
 from retrac_local.text import words_of
 
-Order = Literal["earliest", "latest"]
-
-_EARLIEST = re.compile(r"\b(older|oldest|first|earlier|earliest|sooner|elder|eldest)\b")
-_LATEST = re.compile(
-    r"\b(younger|youngest|later|latest|last|more recent(ly)?|most recent(ly)?|newer|newest)\b"
-)
-_AGE = re.compile(r"\b(older|oldest|younger|youngest|elder|eldest)\b")
-_BIRTH = re.compile(r"\bborn\b")
-_DEATH = re.compile(r"\b(die|died|dies|death|passed away|pass away)\b")
-
-# The question's verb → the stems that state that event in a text.
-_EVENTS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (
-        re.compile(r"\bfound(ed|ing)?\b"),
-        (
-            "founded",
-            "founding",
-            "co-founded",
-            "established",
-            "formed",
-            "launched",
-            "started",
-            "first published",
-        ),
-    ),
-    (
-        re.compile(r"\bestablish(ed|ment)?\b"),
-        ("established", "founded", "formed", "establishment", "launched"),
-    ),
-    (re.compile(r"\bform(ed|ation)?\b"), ("formed", "founded", "formation", "established")),
-    (
-        re.compile(r"\b(releas(e|ed)|came out|come out|come to market|came to market|hit the market)\b"),
-        (
-            "released",
-            "release",
-            "premiered",
-            "published",
-            "debuted",
-            "launched",
-            "aired",
-            "issued",
-            "introduced",
-        ),
-    ),
-    (re.compile(r"\bpublish(ed)?\b"), ("published", "publication", "released", "first appeared")),
-    (
-        re.compile(r"\b(produc(ed|e)|made|creat(ed|e)|filmed|shot)\b"),
-        ("produced", "released", "premiered", "created", "made", "filmed"),
-    ),
-    (
-        re.compile(r"\b(built|construct(ed)?|erected)\b"),
-        ("built", "constructed", "completed", "erected", "opened"),
-    ),
-    (re.compile(r"\bopen(ed)?\b"), ("opened", "opening", "built", "established")),
-    (re.compile(r"\b(launch(ed)?|introduc(ed|e))\b"), ("launched", "introduced", "released", "unveiled")),
-    (
-        re.compile(r"\b(premier(ed|e)|air(ed)?|broadcast)\b"),
-        ("premiered", "aired", "broadcast", "debuted", "released"),
-    ),
-    (
-        re.compile(r"\b(writ(e|ten)|wrote|compos(ed|e))\b"),
-        ("written", "wrote", "composed", "published", "premiered"),
-    ),
-    (
-        re.compile(r"\b(start(ed)?|beg(a|u)n|in service|in operation|operat(e|ed|ing))\b"),
-        (
-            "started",
-            "began",
-            "opened",
-            "established",
-            "founded",
-            "commenced",
-            "operated",
-            "discovered",
-            "production",
-        ),
-    ),
-    (re.compile(r"\b(discover(ed)?|invent(ed)?)\b"), ("discovered", "invented", "first described")),
-    (
-        re.compile(r"\b(fought|took place|take place|occurr?(ed)?|happen(ed)?|held)\b"),
-        ("fought", "took place", "occurred", "happened", "held", "began", "started"),
-    ),
-    (re.compile(r"\b(decided|argued|ruled)\b"), ("decided", "argued", "ruled")),
-    (re.compile(r"\b(sign(ed)?|ratif(ied|y))\b"), ("signed", "ratified", "concluded")),
-)
 _AGE_OF_A_THING = (
     "founded",
     "established",
@@ -222,39 +136,13 @@ class Decision:
         )
 
 
-def asked(question: str) -> tuple[Order, str] | None:
-    """(order, event) when the question asks which of its two options came first or last; event is
-    "birth", "death", "age" (older/younger, no verb) or the question's verb; None otherwise."""
-    if len(options(question)) != 2:
-        return None
-    q = normalise(question).lower()
-    for option in options(question):  # "… first, The Last Word or Orrin?": an option's words say nothing
-        q = q.replace(normalise(option).lower(), " ")
-    q = re.sub(r"\bfirst (name|language|album|film|book|season|episode|single)\b", "", q)
-    early, late = bool(_EARLIEST.search(q)), bool(_LATEST.search(q))
-    if early == late:
-        return None
-    order: Order = "earliest" if early else "latest"
-    if _BIRTH.search(q):
-        return order, "birth"
-    if _DEATH.search(q):
-        return order, "death"
-    for pattern, _ in _EVENTS:
-        found = pattern.search(q)
-        if found:
-            return order, found.group(0)
-    if _AGE.search(q):
-        return order, "age"
-    return None
-
-
 def decide(question: str, chunks: list[Chunk]) -> Decision | None:
     """The option the dates in `chunks` say the question asks for, or None when code is not sure."""
-    wanted = asked(question)
+    wanted = parse(question).comparison
     if wanted is None:
         return None
     order, event = wanted
-    first, second = options(question)
+    first, second = parse(question).options
     if event == "age":
         # A person's age is their birth; a thing's is its founding (or making). One option with a
         # birth date and one without is not a pair code can compare.
@@ -390,7 +278,7 @@ def _date_in(sentence: str, event: str, option: str, own: bool = False) -> When 
 
 
 def _stems(verb: str) -> tuple[str, ...]:
-    for pattern, stems in _EVENTS:
+    for pattern, stems in EVENTS:
         if pattern.search(verb):
             return stems
     return ()

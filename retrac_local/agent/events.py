@@ -104,6 +104,7 @@ class RunResult:
     searches: list[str] = field(default_factory=list)  # the queries searched, in order, repeats included
     first_retrieved: list[str] = field(default_factory=list)  # chunk ids the first search returned
     rule_log: list[dict[str, Any]] = field(default_factory=list)  # each catalogued rule that fired (`rules/`)
+    asked: dict[str, Any] = field(default_factory=dict)  # the question as parsed (`agent/question.py`)
 
     @property
     def rules_fired(self) -> list[str]:
@@ -142,6 +143,7 @@ class RunResult:
             "first_retrieved": self.first_retrieved,
             "rules_fired": self.rules_fired,
             "rule_log": self.rule_log,
+            "asked": self.asked,
         }
         if with_calls:
             out["calls"] = self.calls

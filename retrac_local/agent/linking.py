@@ -13,93 +13,14 @@ from __future__ import annotations
 
 import re
 
+from retrac_local.agent.question import NOT_NAMES, spans
 from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.verify import normalise
 from retrac_local.text import words_of
 
-_QUESTION_WORDS = frozenset(
-    [
-        "in",
-        "which",
-        "what",
-        "who",
-        "whom",
-        "whose",
-        "when",
-        "where",
-        "how",
-        "why",
-        "is",
-        "are",
-        "was",
-        "were",
-        "did",
-        "does",
-        "do",
-        "the",
-        "a",
-        "an",
-        "between",
-        "of",
-        "on",
-        "at",
-        "for",
-        "by",
-        "to",
-        "and",
-        "or",
-        "both",
-        "than",
-        "that",
-        "this",
-        "these",
-        "those",
-        "name",
-        "during",
-        "after",
-        "before",
-        "near",
-    ]
-)
-# Capitalised words that open sentences or stand for a name without being one.
-_NOT_NAMES = _QUESTION_WORDS | frozenset(
-    ["it", "its", "he", "she", "his", "her", "they", "their", "there", "here", "today", "its", "also"]
-)
-
-
-def _spans(text: str, skip_first: frozenset[str]) -> list[str]:
-    tokens = re.findall(r"[\w'’.-]+|[^\w\s]", text)
-    names: list[str] = []
-    current: list[str] = []
-    for i, token in enumerate(tokens):
-        sentence_start = i == 0 or tokens[i - 1] in '.!?:;"(' and not current
-        capital = token[:1].isupper() and not (sentence_start and token.lower() in skip_first)
-        joins = (
-            bool(current)
-            and token.lower() in ("of", "the", "de")
-            and i + 1 < len(tokens)
-            and tokens[i + 1][:1].isupper()
-        )
-        if capital or joins:
-            current.append(re.sub(r"['’]s?$", "", token).strip(".,"))
-            continue
-        if current:
-            names.append(" ".join(current))
-            current = []
-    if current:
-        names.append(" ".join(current))
-    return list(dict.fromkeys(n for n in names if n))
-
-
-def question_names(question: str) -> list[str]:
-    """The names a question is about: runs of capitalised words ("Karn Point Lighthouse"), joined
-    across "of"/"the"/"de" ("Siege of Vell Harbour"), a possessive 's dropped, a leading question word
-    skipped."""
-    return _spans(question, _QUESTION_WORDS)
-
 
 def names_in(text: str) -> list[str]:
-    return [n for n in _spans(text, _NOT_NAMES) if n.lower() not in _NOT_NAMES]
+    return [n for n in spans(text, NOT_NAMES) if n.lower() not in NOT_NAMES]
 
 
 def _words(name: str) -> list[str]:
@@ -127,7 +48,7 @@ def backed(state: ResearchState) -> list[Evidence]:
 
 def anchored_evidence(state: ResearchState) -> list[Evidence]:
     """Verified evidence about a name the question asks about."""
-    names = question_names(state.question)
+    names = state.asked.names
     return [e for e in backed(state) if any(mentions(evidence_text(e), n) for n in names)]
 
 
@@ -156,7 +77,7 @@ def answer_evidence(state: ResearchState) -> list[Evidence]:
 def connected(state: ResearchState) -> bool:
     """The answer's evidence is about a question name, or shares a name with evidence that is. A
     question that names nothing, and a yes/no answer, pass."""
-    if not question_names(state.question) or normalise(state.answer or "").lower() in ("yes", "no"):
+    if not state.asked.names or normalise(state.answer or "").lower() in ("yes", "no"):
         return True
     anchors = anchored_evidence(state)
     return any(a in anchors or any(linked(a, n) for n in anchors) for a in answer_evidence(state))
@@ -175,7 +96,7 @@ def bridge(state: ResearchState, cited: list[Evidence]) -> list[Evidence]:
     about ("designed by Ada Vellacott" beside "She was born in 1849"). Empty when the citations
     reach the question already, or nothing links them to it."""
     anchors = anchored_evidence(state)
-    if not cited or not question_names(state.question) or any(e in anchors for e in cited):
+    if not cited or not state.asked.names or any(e in anchors for e in cited):
         return []
     return _hops(anchors, cited)[:1]
 
@@ -201,11 +122,11 @@ def missing_link(state: ResearchState) -> str | None:
     """The open question code writes when the answer is not connected to the question, or None."""
     if not state.answer or connected(state):
         return None
-    names = " or ".join(question_names(state.question))
+    names = " or ".join(state.asked.names)
     if not anchored_evidence(state):
         return f"No verified evidence mentions {names} yet: how is {state.answer!r} connected to it?"
     about = {_entity(e).lower() for e in backed(state) if e.title}
-    asked = {n.lower() for n in question_names(state.question)}
+    asked = {n.lower() for n in state.asked.names}
     leads = [
         n
         for e in anchored_evidence(state)

@@ -27,7 +27,7 @@ from retrac_local.agent.answers import (
     wrong_kind_question,
 )
 from retrac_local.agent.candidates import PickArgs, planner_action_schema
-from retrac_local.agent.choices import held_to, options, pick
+from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.events import (
@@ -610,7 +610,7 @@ class ResearchAgent:
         rules: RuleBook,
     ) -> RunResult:
         self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
-        named = options(state.question)
+        named = state.asked.options
         choices = named if rules.on("answer.options") else ()
         answer = pick(state.answer, choices)
         if answer != state.answer:
@@ -673,6 +673,7 @@ class ResearchAgent:
             **self._searches(run_id),
             rule_log=[f for r in self.store.rounds(run_id) for f in r["stats"].get("rules", [])]
             + rules.take(),
+            asked=state.asked.to_dict(),
         )
         self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
         if self.memory is not None and status == RunStatus.ANSWERED:

@@ -6,9 +6,10 @@ import time
 import uuid
 
 from retrac_local.agent import prompts
-from retrac_local.agent.choices import held_to, options
+from retrac_local.agent.choices import held_to
 from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.question import parse
 from retrac_local.agent.react import result_record
 from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.config import Settings
@@ -37,7 +38,7 @@ class RagAnswerer:
         answer: str | None = None
         rules = RuleBook(self.settings.rules.disabled)
         try:
-            choices = options(question) if rules.on("answer.options") else ()
+            choices = parse(question).options if rules.on("answer.options") else ()
             generation = self.llm.generate(
                 messages,
                 schema=held_to(ShortAnswer, choices),

@@ -13,7 +13,7 @@ import time
 import uuid
 
 from retrac_local.agent import prompts
-from retrac_local.agent.choices import held_to, options, pick
+from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import (
@@ -24,6 +24,7 @@ from retrac_local.agent.policy import (
     reask,
     too_early,
 )
+from retrac_local.agent.question import parse
 from retrac_local.agent.schemas import ShortAnswer, action_schema
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.config import Settings
@@ -68,7 +69,7 @@ class ReactAgent:
         searches: list[tuple[str, list[str]]] = []  # (query, chunk ids)
         resample: float | None = None
         rules = RuleBook(self.settings.rules.disabled)
-        choices = options(question) if rules.on("answer.options") else ()
+        choices = parse(question).options if rules.on("answer.options") else ()
         self.meter.purpose = "action"
         while tool_calls < max_calls:
             if used + sampling.action_max_tokens + reserve > self.planner.n_ctx:
@@ -212,4 +213,5 @@ def result_record(
         searches=[q for q, _ in searches],
         first_retrieved=list(searches[0][1]) if searches else [],
         rule_log=list(rule_log or []),
+        asked=parse(question).to_dict(),
     )

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from retrac_local.agent.question import Question, parse
+
 Verified = Literal["yes", "partial", "no"]
 
 
@@ -59,6 +61,11 @@ class ResearchState(Strict):
     next_plan: list[str] = Field(default_factory=list)
     conflicts: list[Conflict] = Field(default_factory=list, description="sources that disagree; set by code")
     iteration: int = Field(0, ge=0)
+
+    @property
+    def asked(self) -> Question:
+        """The question, parsed once (`agent/question.py`): what every later stage reads of it."""
+        return parse(self.question)
 
     def evidence_by_id(self) -> dict[str, Evidence]:
         return {e.id: e for e in self.evidence}

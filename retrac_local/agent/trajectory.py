@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from retrac_local.agent.events import RoundEnd
+from retrac_local.agent.question import parse
 from retrac_local.agent.tools import argument_field, tool_names
 from retrac_local.agent.verify import addresses_the_model
 from retrac_local.corpus.chunking import sentences
@@ -166,7 +166,7 @@ def most_relevant(
     for i in sorted(range(len(candidates)), key=lambda i: -combined[i]):
         by_chunk.setdefault(candidates[i].chunk.chunk_id, []).append(i)
     # A question that asks for a year or a quantity is answered by a sentence that holds a number.
-    wants_number = bool(_ASKS_NUMBER.search(question))
+    wants_number = parse(question).asks_number
 
     def within_text(i: int) -> float:
         # A number helps, but does not outrank relevance: in a bridge question the year asked for is
@@ -186,7 +186,6 @@ MAX_SENTENCES_PER_TEXT = 3
 NUMBER_BONUS = 0.1
 MAX_ACTIONS_SHOWN = 8  # of a long (carried) round: the first KEEP_FIRST_ACTIONS and the latest ones
 KEEP_FIRST_ACTIONS = 2
-_ASKS_NUMBER = re.compile(r"\b(year|when|date|how (many|much|long|old|tall|high|far|big))\b", re.IGNORECASE)
 
 
 def _informative(sentence: str) -> bool:

@@ -42,6 +42,14 @@ def runs_show(run_id: str, as_json: bool) -> None:
         return
     run, rounds = app.runs.run(run_id), data["rounds"]
     say(f"run {run_id} [{run['status']}]\nQuestion: {run['question']}\nAnswer: {run['answer']}")
+    asked = (run["result"] or {}).get("asked")
+    if asked:
+        say(
+            f"Read as: kind {asked['kind'] or 'unknown'}"
+            + (f", options {' / '.join(asked['options'])}" if asked["options"] else "")
+            + (f", comparison {' '.join(asked['comparison'])}" if asked["comparison"] else "")
+            + (", asks two things" if asked["asks_two"] else "")
+        )
     for past in run["memory"]:
         say(
             f"memory: seeded {past['evidence_seeded']} of {past['evidence_offered']} fact(s) from past run "

@@ -64,7 +64,7 @@ SECTIONS = (
 # did: a tape without one was recorded without it, and plays so.
 ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {"budget": {"answer_samples": 0}}
 # What a run writes that tapes recorded before it lack: compared only where the tape has it.
-RESULT_KEYS_ADDED = ("rules_fired", "rule_log")
+RESULT_KEYS_ADDED = ("rules_fired", "rule_log", "asked")
 ROUND_STATS_ADDED = ("rules",)
 
 

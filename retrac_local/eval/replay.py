@@ -136,13 +136,13 @@ def agree(
     """The question answered again from each answered Re-TRAC row's cited quotes alone (`--agree`):
     the answers are kept, so that any agreement threshold can be read from them afterwards."""
     from retrac_local.agent import answercheck
-    from retrac_local.agent.choices import options
+    from retrac_local.agent.question import parse
 
     def judge(planner: LLM, system: str, row: EvalRow) -> dict[str, Any]:
         again: list[str] = []
         if str(row.status) == "answered" and row.answer:
             again = answercheck.reanswers(
-                planner, system, row.question, row.answer, row.citations, options(row.question), samples
+                planner, system, row.question, row.answer, row.citations, parse(row.question).options, samples
             )
         return {"again": again, "agreement": answercheck.agreement(row.answer or "", again)}
 

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrac_local.agent.answers import expected_kind, fits, unsupported
+from retrac_local.agent.answers import fits, unsupported
+from retrac_local.agent.question import parse
 from retrac_local.agent.state import Evidence
 from retrac_local.eval import method, runtime
 from retrac_local.eval.hidden import honesty
@@ -75,7 +76,7 @@ def summarize(
             round(sum(r.repeated_searches for r in mine) / searches, 4) if searches else None
         )
         stats["median_seconds"] = round(statistics.median(r.seconds for r in mine), 2) if mine else None
-        stats["wrong_kind_rate"] = _share(mine, lambda r: not fits(r.answer or "", expected_kind(r.question)))
+        stats["wrong_kind_rate"] = _share(mine, lambda r: not fits(r.answer or "", parse(r.question).kind))
         answered = [r for r in mine if r.status == "answered" and r.citations]
         stats["answered_claim_outside_evidence"] = _share(
             answered,

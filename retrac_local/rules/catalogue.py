@@ -2,9 +2,10 @@
 the answer, or changes the status: one entry each, as the tools are.
 
 A rule is code standing in for what a model should have done. Each entry names the failure it
-prevents and where it was measured; `docs/eval/rules.md` holds its ablation row (runs with it off
-against on, paired). A new rule enters the catalogue only with that row. `retrac rules` lists the
-catalogue and `docs/RULES.md` is generated from it.
+prevents; `docs/eval/rules.md` holds its ablation row (runs with it off against on, paired), kept
+out of this module so that a new measurement does not change the answering code's version. A new
+rule enters the catalogue only with that row. `retrac rules` lists the catalogue and
+`docs/RULES.md` is generated from it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ class Rule:
     stage: Stage
     description: str  # the failure it prevents, in one line
     english: bool  # whether it reads English words or English question shapes
-    measured: str = "not yet ablated"  # where its ablation row is
 
     def to_dict(self, enabled: bool = True) -> dict[str, object]:
         return {
@@ -30,7 +30,6 @@ class Rule:
             "stage": self.stage,
             "description": self.description,
             "english": self.english,
-            "measured": self.measured,
             "enabled": enabled,
         }
 
