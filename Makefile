@@ -166,24 +166,24 @@ eval-wide: eval-corpus  ## Re-TRAC vs RAG on the first WIDE_LIMIT HotpotQA dev q
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)"
 
-# The README's evaluation tables, rewritten from the committed results (no model runs): each goes
-# between the README's '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5, and
+# The evaluation tables of docs/RESULTS.md, rewritten from the committed results (no model runs): each
+# goes between its '<!-- NAME -->' and '<!-- /NAME -->' lines (first-30, first-100, long-5, and
 # hidden-30, split and long-docs-30 once their evaluations have results). A table whose results are
 # missing for a mode of today's code is refused and left as it was (its reason on stderr); the others
 # are still written, and the target fails at the end naming the tables it left.
-readme-tables: setup  ## rewrite the README's evaluation tables from docs/eval (no model runs); names any it had to leave
+readme-tables: setup  ## rewrite docs/RESULTS.md's evaluation tables from docs/eval (no model runs); names any it had to leave
 	@left=""; \
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(EVAL_LIMIT) --report-only \
-		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme README.md \
+		--out $(EVAL_OUT) --report-name first-$(EVAL_LIMIT) --title "HotpotQA dev, first $(EVAL_LIMIT)" --readme docs/RESULTS.md \
 		>/dev/null || left="$$left first-$(EVAL_LIMIT)"; \
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --limit $(WIDE_LIMIT) --report-only \
 		--mode retrac,rag --out $(EVAL_OUT) --report-name first-$(WIDE_LIMIT) --title "HotpotQA dev, first $(WIDE_LIMIT)" \
-		--readme README.md >/dev/null || left="$$left first-$(WIDE_LIMIT)"; \
-	$(LONG_EVAL) --report-only --readme README.md >/dev/null || left="$$left long-$(LONG_LIMIT)"; \
-	$(if $(wildcard $(UNANSWERABLE_OUT)/results.jsonl),$(UNANSWERABLE_EVAL) --report-only --readme README.md \
+		--readme docs/RESULTS.md >/dev/null || left="$$left first-$(WIDE_LIMIT)"; \
+	$(LONG_EVAL) --report-only --readme docs/RESULTS.md >/dev/null || left="$$left long-$(LONG_LIMIT)"; \
+	$(if $(wildcard $(UNANSWERABLE_OUT)/results.jsonl),$(UNANSWERABLE_EVAL) --report-only --readme docs/RESULTS.md \
 		>/dev/null || left="$$left hidden-$(EVAL_LIMIT)";) \
-	$(if $(wildcard $(SPLIT_OUT)/*/summary.json),$(SPLIT_TABLE) --readme README.md >/dev/null || left="$$left split";) \
-	$(if $(wildcard $(LONG_DOCS_HOME)/corpus),$(LONG_DOCS_EVAL) --report-only --readme README.md \
+	$(if $(wildcard $(SPLIT_OUT)/*/summary.json),$(SPLIT_TABLE) --readme docs/RESULTS.md >/dev/null || left="$$left split";) \
+	$(if $(wildcard $(LONG_DOCS_HOME)/corpus),$(LONG_DOCS_EVAL) --report-only --readme docs/RESULTS.md \
 		>/dev/null || left="$$left long-docs";) \
 	if [ -n "$$left" ]; then echo "readme-tables: left as they were:$$left (reasons above)" >&2; exit 1; fi
 

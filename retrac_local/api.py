@@ -18,9 +18,10 @@ from retrac_local.agent.events import Event, RunFinished, RunResult
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.memory import RunMemory
 from retrac_local.config import Settings, check_context, load_settings
+from retrac_local.corpus.base import Hit
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn
-from retrac_local.corpus.store import CorpusStore, Hit, Method
+from retrac_local.corpus.store import CorpusStore, Method
 from retrac_local.errors import CorpusError, RetracError
 from retrac_local.llm.base import LLM
 from retrac_local.runstore import RunStore

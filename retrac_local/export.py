@@ -14,8 +14,7 @@ from typing import Any, Literal
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
 from retrac_local.agent.verify import normalise
-from retrac_local.corpus.base import Corpus
-from retrac_local.corpus.store import label
+from retrac_local.corpus.base import Corpus, label
 from retrac_local.runstore import RunStore
 
 Format = Literal["json", "md", "html"]

@@ -13,8 +13,8 @@ from retrac_local.agent.compress import (
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.state import Conclusion, Evidence, ResearchState
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
+from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.fake import MemoryCorpus
-from retrac_local.corpus.store import Chunk
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.rules.book import RuleBook
 from tests.scripts import update

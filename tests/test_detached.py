@@ -14,7 +14,8 @@ import pytest
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.errors import RetracError
 from retrac_local.eval.detached import SEARCH_ENV, SOURCE, SourceMissing, detach
-from retrac_local.eval.recording import TITLES, play, read_tapes
+from retrac_local.eval.recording import play, read_tapes
+from retrac_local.eval.tapes import TITLES
 from tests.scripts import finish
 
 RECORDS = [

@@ -11,7 +11,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval.equivalence import alike, joined, prove
 from retrac_local.eval.harness import Evaluation
-from retrac_local.eval.recording import write_tape
+from retrac_local.eval.tapes import write_tape
 from tests.test_eval import QUESTIONS, _result
 from tests.test_recording import _tape
 

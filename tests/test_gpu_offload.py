@@ -1,5 +1,5 @@
 """`n_gpu_layers` reaches llama.cpp, and asking for a GPU from a build without one is an error, not
-a silent CPU run. (The GPU itself is checked by hand on a GPU machine: README, 'Using a GPU'.)"""
+a silent CPU run. (The GPU itself is not tested here: no GPU run is recorded; README, 'A GPU'.)"""
 
 from __future__ import annotations
 

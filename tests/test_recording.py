@@ -14,7 +14,8 @@ from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder, relevance_by
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval import recording
-from retrac_local.eval.recording import Tape, TapedCall, differences, play, read_tapes, record, write_tape
+from retrac_local.eval.recording import differences, play, read_tapes, record
+from retrac_local.eval.tapes import Tape, TapedCall, write_tape
 from retrac_local.llm.fake import ScriptedLLM
 from tests.scripts import constraints, final, finish, search, update
 

@@ -11,7 +11,7 @@ from retrac_local.agent.compress import apply_update, bound_size
 from retrac_local.agent.schemas import StateUpdate
 from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.trajectory import Sentence
-from retrac_local.corpus.store import Chunk
+from retrac_local.corpus.base import Chunk
 from retrac_local.rules.book import RuleBook
 from tests.scripts import update
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from retrac_local.agent.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
+from retrac_local.corpus.base import Chunk, Hit
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.corpus.ingest import chunks_of
 from retrac_local.corpus.passages import select
@@ -23,7 +24,6 @@ from retrac_local.corpus.readers import (
     read_pdf,
     section_paths,
 )
-from retrac_local.corpus.store import Chunk, Hit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "corpora"))
 from text_to_pdf import text_to_pdf  # noqa: E402

@@ -32,8 +32,8 @@ from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
 from retrac_local.agent.tools import more_in_document
 from retrac_local.agent.verify import addresses_the_model
+from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
-from retrac_local.corpus.store import Chunk
 from retrac_local.text import STOP_WORDS, long_words_of, words_of
 
 MAX_CANDIDATES = 6

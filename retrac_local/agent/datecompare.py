@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 from retrac_local.agent.question import EVENTS, Order, parse
 from retrac_local.agent.verify import normalise
+from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
-from retrac_local.corpus.store import Chunk
 from retrac_local.text import words_of
 
 _AGE_OF_A_THING = (

@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from retrac_local.corpus.store import label
+from retrac_local.corpus.base import label
 from retrac_local.records import CallRecord
 from retrac_local.rules.book import names_fired
 

@@ -57,8 +57,7 @@ from retrac_local.agent.tools import Observation, SearchArgs, SearchTool, argume
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
 from retrac_local.agent.verify import normalise, quote_in
 from retrac_local.config import Settings
-from retrac_local.corpus.base import Corpus
-from retrac_local.corpus.store import Chunk
+from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.records import CallRecord, RoundStats

@@ -16,7 +16,7 @@ from __future__ import annotations
 from retrac_local.agent.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.trajectory import Relevance, Sentence, most_relevant
 from retrac_local.agent.verify import normalise
-from retrac_local.corpus.store import Chunk
+from retrac_local.corpus.base import Chunk
 
 PREFIX = "P"
 

@@ -18,8 +18,7 @@ from pydantic import Field
 
 from retrac_local.agent.state import Strict
 from retrac_local.config import RetrievalSettings
-from retrac_local.corpus.base import Corpus
-from retrac_local.corpus.store import Chunk
+from retrac_local.corpus.base import Chunk, Corpus
 
 
 class SearchArgs(Strict):

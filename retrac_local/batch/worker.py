@@ -104,7 +104,7 @@ class BatchWorker:
         return outcome
 
     def _baseline(self, question: EvalQuestion, mode: str, rag_k: int) -> Outcome:
-        from retrac_local.eval.harness import baseline_runner
+        from retrac_local.modes import baseline_runner
 
         started = time.perf_counter()
         try:

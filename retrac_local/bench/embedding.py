@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from retrac_local.bench.retrieval import KS, recall_row
-from retrac_local.corpus.store import label
+from retrac_local.corpus.base import label
 
 
 def paragraphs_for(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from retrac_local.corpus.base import Chunk, Hit
 from retrac_local.corpus.passages import select
-from retrac_local.corpus.store import Chunk, Hit
 
 _WORD = re.compile(r"\w+")
 

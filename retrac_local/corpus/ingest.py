@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from retrac_local.config import IngestSettings
+from retrac_local.corpus.base import Chunk, label
 from retrac_local.corpus.chunking import chunk_text
 from retrac_local.corpus.readers import (
     JSONL_SUFFIXES,
@@ -35,7 +36,7 @@ from retrac_local.corpus.readers import (
     read_jsonl,
 )
 from retrac_local.corpus.sandbox import SandboxedReader
-from retrac_local.corpus.store import Chunk, CorpusStore, label
+from retrac_local.corpus.store import CorpusStore
 from retrac_local.errors import StoreError
 from retrac_local.untrusted import clean_document
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from retrac_local.corpus.store import Hit
+    from retrac_local.corpus.base import Hit
 
 
 def select(hits: list[Hit], k: int, one_per_document: bool = False) -> list[Hit]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from retrac_local.corpus.store import SECTION_SEPARATOR
+from retrac_local.corpus.base import SECTION_SEPARATOR
 from retrac_local.lazy import require
 
 TEXT_SUFFIXES = {".txt", ".text"}

@@ -124,3 +124,18 @@ def legacy_version(mode: str, root: Path = ROOT) -> str:
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m retrac_local.eval.codehash [MODE …]`: each mode's version and the files it hashes,
+    so that work beside a running evaluation can keep to files outside it."""
+    import sys
+
+    for mode in (argv if argv is not None else sys.argv[1:]) or list(ENTRIES):
+        print(f"{mode} {mode_version(mode)}")
+        for path in closure((*ENTRIES[mode], *SHARED)):
+            print(f"  {path.relative_to(ROOT.parent).as_posix()}")
+
+
+if __name__ == "__main__":
+    main()

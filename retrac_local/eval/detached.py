@@ -21,9 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from retrac_local.corpus.store import Chunk
+from retrac_local.corpus.base import Chunk
 from retrac_local.errors import RetracError
-from retrac_local.eval.recording import TITLES, Tape, _read, digest, tape_names, write_tape
+from retrac_local.eval.tapes import TITLES, Tape, digest, read_gz, tape_names, write_tape
 
 SOURCE = "source.json"
 # Where a detached folder's collection is looked for: this variable's folder, else ../shared/eval
@@ -87,11 +87,11 @@ def detach(folder: Path, collection: Path) -> int:
     sha1 = sha1_of(collection)
     texts, titles = _collection(collection, sha1)
     titles_file = folder / TITLES
-    if titles_file.exists() and json.loads(_read(titles_file)) != titles:
+    if titles_file.exists() and json.loads(read_gz(titles_file)) != titles:
         raise RetracError(f"{titles_file} is not the title list of {collection}: not detached")
     done = 0
     for name in tape_names(folder):
-        tape = Tape.model_validate_json(_read(folder / f"{name}.json.gz"))
+        tape = Tape.model_validate_json(read_gz(folder / f"{name}.json.gz"))
         if tape.detached:
             continue
         for where, c in _chunks(tape):

@@ -31,10 +31,9 @@ from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.rows import Call, EvalRow, lines, read_rows
 from retrac_local.eval.runtime import Runtime
 from retrac_local.eval.scoring import best, doc_recall
+from retrac_local.modes import MODES, Runner, baseline_runner
 from retrac_local.runstore import RunStore
 
-MODES = ("retrac", "react", "rag")
-Runner = Callable[[EvalQuestion], RunResult]
 Progress = Callable[[EvalQuestion, str, EvalRow | None], None]  # (question, mode, row or None at start)
 Annotate = Callable[[EvalQuestion, EvalRow], EvalRow]  # a row → the same row with more figures
 # Retrieved chunk ids → the gold units they stand for, in first-seen order: their documents by
@@ -395,19 +394,6 @@ def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int)
         return result
 
     return {m: retrac if m == "retrac" else baseline_runner(app, m, rag_k) for m in modes}
-
-
-def baseline_runner(app: Any, mode: str, rag_k: int) -> Runner:
-    """ReAct or RAG on the app's planner, tools and corpus (they keep no run store)."""
-    from retrac_local.agent.rag import RagAnswerer
-    from retrac_local.agent.react import ReactAgent
-
-    planner, _ = app.llms()
-    if mode == "react":
-        return lambda q: ReactAgent(planner, app.corpus, app.settings).run(q.question)
-    if mode == "rag":
-        return lambda q: RagAnswerer(planner, app.corpus, app.settings, k=rag_k).run(q.question)
-    raise ValueError(f"no baseline mode {mode!r}")
 
 
 def _aside_file(mode: str, version: str) -> str:

@@ -21,8 +21,6 @@ them back from the corpus's own file.
 from __future__ import annotations
 
 import argparse
-import gzip
-import hashlib
 import json
 import tempfile
 from collections.abc import Callable, Iterator
@@ -30,22 +28,30 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from retrac_local.agent.events import RunFinished, RunResult
 from retrac_local.config import Settings
-from retrac_local.corpus.base import Corpus
-from retrac_local.corpus.store import Chunk, Hit
+from retrac_local.corpus.base import Chunk, Corpus, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
-from retrac_local.eval.harness import MODES
+from retrac_local.eval.tapes import (
+    TITLES,
+    Tape,
+    TapedCall,
+    TapedModel,
+    digest,
+    read_gz,
+    tape_names,
+    write_tape,
+)
 from retrac_local.llm.base import LLM, Generation, Message, Usage, completed
+from retrac_local.modes import MODES
 from retrac_local.runstore import RunStore
 
 if TYPE_CHECKING:
     from retrac_local.api import Retrac
     from retrac_local.eval.questions import EvalQuestion
 
-TITLES = "titles.json.gz"
 Relevance = Callable[[list[str], list[str]], list[float]]
 # What differs from run to run of the same code: the clock, and the run's random id.
 UNSTABLE = frozenset({"seconds", "llm_seconds", "created", "updated", "run_id"})
@@ -70,47 +76,6 @@ ROUND_STATS_ADDED = ("rules",)
 
 class Diverged(Exception):  # noqa: N818 — not a RetracError: the run's own error handling must not catch it
     """Today's code asked for something the tape does not hold: its behaviour changed before here."""
-
-
-class TapedCall(BaseModel):
-    """One model call: a digest of what it was asked, and what it answered (or the error it raised)."""
-
-    prompt: str  # digest of the messages, the schema's name, max_tokens and temperature
-    text: str = ""
-    finish_reason: str = "stop"
-    usage: Usage = Field(default_factory=Usage)
-    overflow: str | None = None  # the prompt did not fit: the ContextOverflowError's message
-    prompt_tokens: int = 0  # with `overflow`
-    n_ctx: int = 0  # with `overflow`
-
-
-class TapedModel(BaseModel):
-    name: str
-    n_ctx: int
-    calls: list[TapedCall] = Field(default_factory=list)
-    tokens: dict[str, int] = Field(default_factory=dict)  # digest of a text → its token count
-
-
-class Tape(BaseModel):
-    """One run of one mode: every answer its code got from outside, and what it made of them."""
-
-    question: str
-    mode: str  # retrac | react | rag
-    code: str = ""  # the mode's code version that recorded it (eval/codehash.py); "" on older tapes
-    rag_k: int = 5
-    settings: dict[str, Any]  # the sections of `SECTIONS`, as `Settings` dumps them
-    planner: TapedModel
-    compressor: TapedModel | None = None  # None: the planner's model played both roles
-    search: dict[str, list[Hit]] = Field(default_factory=dict)  # digest of (query, k) → hits
-    chunk: dict[str, Chunk | None] = Field(default_factory=dict)  # chunk id → chunk
-    open: dict[str, list[Chunk]] = Field(default_factory=dict)  # digest of (ref, window) → chunks
-    relevance: dict[str, list[float]] | None = None  # digest of (texts, queries) → scores; None: no embedder
-    outcome: dict[str, Any] = Field(default_factory=dict)  # `outcome()` of the recorded run
-    detached: bool = False  # its collection's texts are read from the collection's file (eval/detached.py)
-
-
-def digest(value: Any) -> str:
-    return hashlib.sha1(json.dumps(value, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 
 
 def _prompt(
@@ -462,46 +427,21 @@ def _as_taped(made: dict[str, Any], taped: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def write_tape(folder: Path, name: str, tape: Tape, titles: list[str]) -> None:
-    """The tape as NAME.json.gz; the collection's titles, when the run read them, as titles.json.gz
-    (one file for all the tapes of one collection)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    if titles:
-        _write(folder / TITLES, json.dumps(titles, ensure_ascii=False))
-    _write(folder / f"{name}.json.gz", tape.model_dump_json())
-
-
 def read_tapes(folder: Path) -> Iterator[tuple[str, Tape, list[str]]]:
     """(name, tape, the collection's titles) for each tape of `folder`, in name order."""
     for name in tape_names(folder):
         yield name, *read_tape(folder, name)
 
 
-def tape_names(folder: Path) -> list[str]:
-    return [p.name.removesuffix(".json.gz") for p in sorted(folder.glob("*.json.gz")) if p.name != TITLES]
-
-
 def read_tape(folder: Path, name: str) -> tuple[Tape, list[str]]:
     """The tape, and its collection's titles; a detached tape with its texts and titles read from
     its collection's own file (`detached.SourceMissing` when this machine lacks it)."""
-    tape = Tape.model_validate_json(_read(folder / f"{name}.json.gz"))
+    tape = Tape.model_validate_json(read_gz(folder / f"{name}.json.gz"))
     if tape.detached:
         from retrac_local.eval.detached import attach
 
         return attach(folder, tape)
-    return tape, json.loads(_read(folder / TITLES)) if (folder / TITLES).exists() else []
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=9) as f:
-        f.write(text)
-    tmp.replace(path)
-
-
-def _read(path: Path) -> str:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return f.read()
+    return tape, json.loads(read_gz(folder / TITLES)) if (folder / TITLES).exists() else []
 
 
 def record_questions(
