@@ -76,13 +76,46 @@ def find(settings: Settings, wanted: str) -> CollectionFile:
     raise RetracError(f"no file {wanted!r} in the collection; reload the collection page")
 
 
-def document_file(settings: Settings, doc_id: str) -> Path | None:
-    """The file a document of the collection came from, if it is still there."""
-    rows = _read(settings, "SELECT path FROM docs WHERE doc_id = ?", (doc_id,))
+class ChangedSinceIngest(RetracError):
+    """The file at a document's path is no longer the one ingest read (another content, a link)."""
+
+
+def document_file(settings: Settings, doc_id: str) -> tuple[str, bytes] | None:
+    """The name and bytes of the file a document of the collection came from, as ingest read them;
+    None when the document is unknown or its file is gone. The file is opened without following a
+    link and its content must hash to what ingest recorded: a file swapped since (for a link to
+    another file, or another content) raises `ChangedSinceIngest` instead of being served."""
+    import os
+    import stat
+
+    rows = _read(
+        settings,
+        "SELECT files.path, files.sha256 FROM docs JOIN files ON files.path = docs.path WHERE docs.doc_id = ?",
+        (doc_id,),
+    )
     if not rows:
         return None
-    path = Path(rows[0][0])
-    return path if path.is_file() else None
+    path, recorded = Path(rows[0][0]), rows[0][1]
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as e:  # ELOOP: the path is a link now
+        raise ChangedSinceIngest(f"{path.name} changed since ingest ({e.strerror}); ingest it again") from e
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise ChangedSinceIngest(f"{path.name} changed since ingest (not a file now); ingest it again")
+        limit = int(settings.ingest.max_file_mb * 1e6)
+        if info.st_size > limit:
+            raise RetracError(
+                f"{path.name} is {info.st_size / 1e6:.0f} MB, more than ingest.max_file_mb = "
+                f"{settings.ingest.max_file_mb:g} to download; open it on this machine"
+            )
+        data = f.read(limit + 1)
+    if hashlib.sha256(data).hexdigest() != recorded:
+        raise ChangedSinceIngest(f"{path.name} changed since ingest; ingest it again to serve it")
+    return path.name, data
 
 
 def remove(app: Retrac, wanted: str) -> dict[str, Any]:

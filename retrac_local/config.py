@@ -448,7 +448,7 @@ def check_context(settings: Settings) -> None:
             )
 
 
-ENV_NOT_SETTINGS = {"HOME", "CONFIG", "MODEL_CACHE"}  # RETRAC_* variables read elsewhere
+ENV_NOT_SETTINGS = {"HOME", "CONFIG", "MODEL_CACHE", "SERVE_TOKEN"}  # RETRAC_* variables read elsewhere
 
 
 def _check_environment() -> None:

@@ -34,11 +34,17 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+TOKEN = "browser-test-token"
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     home = tmp_path_factory.mktemp("serve-home")
     port = _free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {"RETRAC_HOME": str(home)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")} | {
+        "RETRAC_HOME": str(home),
+        "RETRAC_SERVE_TOKEN": TOKEN,  # the documented way; without it a new token is printed
+    }
     started = time.perf_counter()
     process = subprocess.Popen(
         [sys.executable, "-m", "retrac_local.cli.main", "serve", "--port", str(port)],
@@ -110,6 +116,11 @@ def test_ingest_ask_watch_and_read_in_a_real_browser(server: str, browser: Any) 
 
     question = json.loads(DEMO_QUESTIONS.read_text().splitlines()[0])["question"]
     texts = lambda css: [e.text for e in browser.find_elements(By.CSS_SELECTOR, css)]  # noqa: E731
+
+    # The printed address, opened once, sets the cookie; without it the page answers 401.
+    browser.get(f"{server}/collection")
+    assert "token" in browser.page_source
+    browser.get(f"{server}/?token={TOKEN}")
 
     # Collection: ingest the demo folder by its path.
     browser.get(f"{server}/collection")

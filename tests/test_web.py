@@ -270,6 +270,29 @@ def test_a_document_file_is_served_by_its_id_as_a_download(
     assert client.get("/documents/%2Fetc%2Fpasswd/file").status_code == 404
 
 
+def test_a_document_file_swapped_or_changed_since_ingest_is_not_served(
+    client: TestClient, web_settings: Settings, tmp_path: Path
+) -> None:
+    from retrac_local import collection
+
+    ingested(client)
+    held = collection.files(web_settings)[0]
+    doc, path = held.documents[0], Path(held.path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the server user's private key")
+    original = path.read_bytes()
+    path.unlink()
+    path.symlink_to(secret)  # the file swapped for a link to another file
+    swapped = client.get(f"/documents/{doc}/file")
+    assert swapped.status_code == 409 and "changed since ingest" in swapped.json()["error"]
+    assert b"private key" not in swapped.content
+    path.unlink()
+    path.write_bytes(original + b" and one more line")  # another content at the same path
+    assert client.get(f"/documents/{doc}/file").status_code == 409
+    path.write_bytes(original)  # the bytes ingest read: served again
+    assert client.get(f"/documents/{doc}/file").content == original
+
+
 def test_document_and_model_text_is_escaped(client: TestClient, tmp_path: Path) -> None:
     docs = tmp_path / "hostile"
     docs.mkdir()
@@ -325,7 +348,7 @@ def test_a_page_that_names_another_host_is_refused(client: TestClient) -> None:
 
 
 def test_with_a_token_every_request_needs_it(web_settings: Settings, model: Model) -> None:
-    with client_for(web_settings, model, host="0.0.0.0", token="s3cret") as c:
+    with client_for(web_settings, model, host="0.0.0.0", token="s3cret", port=8750) as c:
         assert c.get("/api/runs").status_code == 401
         assert c.get("/").status_code == 401
         assert c.get("/api/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
@@ -339,10 +362,54 @@ def test_with_a_token_every_request_needs_it(web_settings: Settings, model: Mode
         assert (
             "HttpOnly" in opened.headers["set-cookie"] and "SameSite=Strict" in opened.headers["set-cookie"]
         )
-        c.cookies.set("retrac_token", "s3cret")
+        assert "retrac_token_8750=" in opened.headers["set-cookie"]  # named for the port
+        c.cookies.set("retrac_token_8750", "s3cret")
         assert c.get("/runs").status_code == 200
         c.cookies.clear()
+        c.cookies.set("retrac_token_8751", "s3cret")  # another server's cookie on this host
+        assert c.get("/runs").status_code == 401
+        c.cookies.clear()
         assert c.get("/?token=wrong", follow_redirects=False).status_code == 401
+        # A secret that is not ASCII is no secret and no crash.
+        assert (
+            c.get(
+                "/api/runs", headers={"Authorization": "Bearer s3crét".encode()}
+            ).status_code
+            == 401
+        )
+        assert c.get("/?token=s%C3%A9cret", follow_redirects=False).status_code == 401
+
+
+def test_without_a_token_the_host_check_holds_even_on_a_wildcard_address(
+    web_settings: Settings, model: Model
+) -> None:
+    with client_for(web_settings, model, host="0.0.0.0") as c:
+        assert c.get("/api/runs", headers={"Host": "attacker.example:8750"}).status_code == 400
+        assert c.get("/api/runs").status_code == 200
+
+
+def test_serve_always_guards_the_page_with_a_token_and_refuses_a_blank_one(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from retrac_local.cli.main import cli
+    from retrac_local.web.security import serve_token
+
+    made = serve_token(None)
+    assert len(made) >= 24 and made != serve_token(None)
+    assert serve_token("s3cret") == "s3cret"
+    for blank in ("", " ", "\t", " s3cret"):
+        with pytest.raises(ValueError, match="guards nothing"):
+            serve_token(blank)
+    monkeypatch.setenv("RETRAC_SERVE_TOKEN", " ")
+    refused = CliRunner().invoke(cli, ["serve", "--port", "1"])
+    assert refused.exit_code != 0 and "guards nothing" in refused.output
+    # The documented variable is not taken for an unknown setting.
+    monkeypatch.setenv("RETRAC_SERVE_TOKEN", "s3cret")
+    from retrac_local.config import load_settings
+
+    load_settings()
 
 
 # -- the queue -----------------------------------------------------------------------------------

@@ -12,34 +12,38 @@ import click
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="address to listen on; anything but a loopback address needs a token (one is made if none is given)",
+    help="address to listen on (a loopback address unless the page must be reached from elsewhere)",
 )
 @click.option("--port", type=click.IntRange(1, 65535), default=8750, show_default=True)
 @click.option(
     "--token",
     envvar="RETRAC_SERVE_TOKEN",
     default=None,
-    help="secret every request must carry (or set RETRAC_SERVE_TOKEN, which keeps it out of the process list)",
+    help="secret every request must carry (better: RETRAC_SERVE_TOKEN, which keeps it out of the process "
+    "list); without one, a new one is made and printed. Loopback is no boundary between the accounts of "
+    "one machine, so there is always one",
 )
 def serve(host: str, port: int, token: str | None) -> None:
     """Open the page in a browser: ask, watch the run, read its report, manage the collection."""
     from retrac_local.config import load_settings
     from retrac_local.lazy import require
-    from retrac_local.web.security import is_loopback, new_secret
+    from retrac_local.web.security import serve_token
 
     uvicorn = require("uvicorn", purpose="retrac serve")
     from retrac_local.web.app import create_app
 
     _check_free(host, port)
-    if token is None and not is_loopback(host):
-        token = new_secret()
-        click.echo(f"--host {host} is not a loopback address, so every request needs this token: {token}")
+    try:
+        token = serve_token(token)
+    except ValueError as e:
+        raise click.ClickException(f"--token / RETRAC_SERVE_TOKEN: {e}") from e
     shown = f"[{host}]" if ":" in host else host
     if host in ("0.0.0.0", "::"):
         shown = "127.0.0.1"
-    url = f"http://{shown}:{port}/" + (f"?token={token}" if token else "")
-    app = create_app(load_settings(), host=host, token=token)
+    url = f"http://{shown}:{port}/?token={token}"
+    app = create_app(load_settings(), host=host, token=token, port=port)
     click.echo(f"retrac-local is at {url}  (Ctrl-C stops it; runs in progress stay resumable)")
+    click.echo("Open that address once: it sets a cookie. Programs send 'Authorization: Bearer TOKEN'.")
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
 

@@ -18,12 +18,13 @@ from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -178,16 +179,23 @@ def settings_page(web: Web, request: Request) -> HTMLResponse:
 
 
 def document_file(web: Web, request: Request) -> Response:
-    """A document's source file, by the document's id: only files the collection holds are served,
-    always as a download (an ingested HTML page must not run as this site)."""
-    path = collection.document_file(web.settings, request.path_params["doc_id"])
-    if path is None:
+    """A document's source file, by the document's id: only the bytes ingest read are served (a
+    file changed or swapped for a link since is refused), always as a download (an ingested HTML
+    page must not run as this site)."""
+    try:
+        found = collection.document_file(web.settings, request.path_params["doc_id"])
+    except collection.ChangedSinceIngest as e:
+        return _error(409, str(e))
+    if found is None:
         return _error(404, "no such document in the collection, or its file is gone")
-    return FileResponse(
-        path,
+    name, data = found
+    return Response(
+        data,
         media_type="application/octet-stream",
-        filename=path.name,
-        headers={"content-security-policy": "sandbox"},
+        headers={
+            "content-disposition": f"attachment; filename*=UTF-8''{quote(name)}",
+            "content-security-policy": "sandbox",
+        },
     )
 
 
@@ -450,6 +458,7 @@ def create_app(
     *,
     host: str = "127.0.0.1",
     token: str | None = None,
+    port: int = 8750,
 ) -> Any:
     """The ASGI app. `make_app` builds the worker's `Retrac` (the tests pass one with a scripted
     model); `host` is the address the server is bound to, `token` the secret every request needs."""
@@ -490,4 +499,4 @@ def create_app(
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.web = web
-    return Guard(app, bound_host=host, token=token, csrf=web.csrf)
+    return Guard(app, bound_host=host, token=token, csrf=web.csrf, port=port)

@@ -2,8 +2,11 @@
 
 1. **Host.** A request must name this server (a loopback name, or the address it was bound to):
    a web page that points its own domain at 127.0.0.1 (DNS rebinding) is refused.
-2. **Token** (when one is set). `Authorization: Bearer T`, or the cookie that opening the printed
-   URL (`/?token=T`) once sets; anything else gets 401.
+2. **Token** (`retrac serve` always sets one, on loopback too: other accounts of the machine reach
+   127.0.0.1 as well). `Authorization: Bearer T`, or the cookie that opening the printed URL
+   (`/?token=T`) once sets — named for the port, so that another server on this host never gets
+   it; anything else gets 401. Without a token (a program embedding the app) the Host check holds
+   even on a wildcard address.
 3. **Cross-site requests.** A request that changes something (any method but GET and HEAD) from a
    browser must come from this origin and carry the page's CSRF token in `X-Retrac-CSRF`; a
    program that sends the bearer token is exempt, having proved it holds the secret.
@@ -28,7 +31,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-COOKIE = "retrac_token"
+COOKIE = "retrac_token"  # + "_PORT": one cookie per server of this host
 CSRF_HEADER = "x-retrac-csrf"
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -59,11 +62,13 @@ def _host_name(value: str) -> str:
 
 
 class Guard:
-    def __init__(self, app: App, *, bound_host: str, token: str | None, csrf: str) -> None:
+    def __init__(self, app: App, *, bound_host: str, token: str | None, csrf: str, port: int = 8750) -> None:
         self.app = app
         self.token = token
         self.csrf = csrf
-        self.any_host = is_wildcard(bound_host)
+        self.cookie = f"{COOKIE}_{port}"
+        # Any Host only behind a token: a rebinding page cannot read a secret it was never given.
+        self.any_host = is_wildcard(bound_host) and bool(token)
         self.hosts = LOOPBACK_NAMES | {bound_host.strip("[]").lower()}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -113,17 +118,13 @@ class Guard:
                 return 403, "a request from another site was refused"
             if headers.get("sec-fetch-site") in ("cross-site", "same-site"):
                 return 403, "a request from another site was refused"
-            if not hmac.compare_digest(headers.get(CSRF_HEADER, ""), self.csrf):
+            if not _same(headers.get(CSRF_HEADER, ""), self.csrf):
                 return 403, "the page's CSRF token is missing or stale; reload the page and try again"
         return None
 
     def _bearer(self, headers: dict[str, str]) -> bool:
         value = headers.get("authorization", "")
-        return (
-            bool(self.token)
-            and value.startswith("Bearer ")
-            and hmac.compare_digest(value[7:], self.token or "")
-        )
+        return bool(self.token) and value.startswith("Bearer ") and _same(value[7:], self.token or "")
 
     def _cookie_ok(self, headers: dict[str, str]) -> bool:
         cookie: SimpleCookie = SimpleCookie()
@@ -131,19 +132,19 @@ class Guard:
             cookie.load(headers.get("cookie", ""))
         except Exception:  # a malformed cookie header is no token
             return False
-        morsel = cookie.get(COOKIE)
-        return morsel is not None and hmac.compare_digest(morsel.value, self.token or "")
+        morsel = cookie.get(self.cookie)
+        return morsel is not None and _same(morsel.value, self.token or "")
 
     def _token_in_query(self, scope: Scope) -> bool:
         given = parse_qs(scope.get("query_string", b"").decode()).get("token", [""])[0]
-        return scope["method"] == "GET" and bool(given) and hmac.compare_digest(given, self.token or "")
+        return scope["method"] == "GET" and bool(given) and _same(given, self.token or "")
 
     async def _set_cookie(self, scope: Scope, send: Send) -> None:
         """`/?token=T` (checked already): set the cookie and send the browser on without the token
         in its address bar and history."""
         query = {k: v for k, v in parse_qs(scope.get("query_string", b"").decode()).items() if k != "token"}
         location = scope["path"] + (f"?{urlencode(query, doseq=True)}" if query else "")
-        cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
+        cookie = f"{self.cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict"
         await send(
             {
                 "type": "http.response.start",
@@ -156,6 +157,24 @@ class Guard:
             }
         )
         await send({"type": "http.response.body", "body": b""})
+
+
+def _same(given: str, secret: str) -> bool:
+    """A constant-time comparison that takes any text a client sends (a header decoded as Latin-1,
+    a query string with any character): a non-ASCII value is simply not the secret."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), secret.encode("utf-8", "surrogatepass")
+    )
+
+
+def serve_token(given: str | None) -> str:
+    """The token `retrac serve` guards the page with: the one given, or a new one. A blank one is
+    refused: it would guard nothing."""
+    if given is None:
+        return new_secret()
+    if not given.strip() or given != given.strip():
+        raise ValueError("a blank token, or one with spaces around it, guards nothing; give another or none")
+    return given
 
 
 async def _plain(send: Send, status: int, reason: str) -> None:
