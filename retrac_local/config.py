@@ -30,6 +30,24 @@ def mask_credentials(text: str) -> str:
     return _CREDENTIALS.sub(r"\1:***@", text)
 
 
+# A storage option whose name says it holds a secret (aws_secret_access_key, session_token,
+# azure_storage_sas_key, google_service_account_key, password, …) is never shown.
+_SECRET_KEY = re.compile(r"key|secret|token|passw|credential|session|sas|signature|auth", re.IGNORECASE)
+MASK = "***"
+
+
+def masked(value: Any, key: str = "") -> Any:
+    """`value` as it may be shown or stored: a secret-named entry of a mapping as `***` and any URL
+    password as `***`, at any depth."""
+    if isinstance(value, dict):
+        return {k: MASK if _SECRET_KEY.search(str(k)) and v else masked(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    if isinstance(value, str):
+        return mask_credentials(value)
+    return value
+
+
 def default_home() -> Path:
     return Path(os.environ.get("RETRAC_HOME") or Path.home() / ".retrac").expanduser()
 
@@ -268,6 +286,16 @@ class CorpusSettings(Section):
         description="LanceDB storage options for `uri`, e.g. endpoint, region, allow_http "
         "(credentials may also come from the usual variables, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
     )
+
+    @field_validator("uri")
+    @classmethod
+    def _absolute(cls, uri: str) -> str:
+        if uri and "://" not in uri and not Path(uri).expanduser().is_absolute():
+            raise ValueError(
+                f"{uri!r} is a relative path, which would put the collection in whatever folder a command "
+                "runs from; give an absolute path, a URL (s3://bucket/prefix), or nothing (RETRAC_HOME/corpus)"
+            )
+        return str(Path(uri).expanduser()) if uri and "://" not in uri else uri
 
 
 class RulesSettings(Section):

@@ -97,10 +97,8 @@ def effective(settings: Settings) -> list[dict[str, Any]]:
 
 
 def settings_rows(settings: Settings) -> list[dict[str, Any]]:
-    """`effective`, with any password in a URL masked: what may be shown on a screen."""
-    from retrac_local.config import mask_credentials
+    """`effective`, with every secret masked (a URL's password, a secret-named storage option):
+    what may be shown on a screen."""
+    from retrac_local.config import masked
 
-    return [
-        r | {"value": mask_credentials(r["value"])} if isinstance(r["value"], str) else r
-        for r in effective(settings)
-    ]
+    return [r | {"value": masked(r["value"])} for r in effective(settings)]

@@ -98,6 +98,30 @@ def test_a_run_that_raises_is_a_failed_outcome_with_the_reason(home: Settings) -
     assert worker.run("y", "Where was Jonas Pell born?").record is not None  # the worker goes on
 
 
+def test_a_results_file_batch_did_not_write_is_refused_untouched(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    notes = b'{"id": "q1", "note": "mine"}\nsomething else without a newline'
+    (theirs / "results.jsonl").write_bytes(notes)
+    with pytest.raises(RetracError, match="not written by `retrac batch`"):
+        ResultsFile(theirs)
+    assert (theirs / "results.jsonl").read_bytes() == notes  # nothing cut
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "results.jsonl").write_bytes(b"a text of mine with no newline")
+    with pytest.raises(RetracError, match="not the start of a result line"):
+        ResultsFile(plain)
+    assert (plain / "results.jsonl").read_bytes() == b"a text of mine with no newline"
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    target = tmp_path / "elsewhere.jsonl"
+    target.write_bytes(b'{"id": "x", "stat')
+    (linked / "results.jsonl").symlink_to(target)
+    with pytest.raises(RetracError, match="is a link"):
+        ResultsFile(linked)
+    assert target.read_bytes() == b'{"id": "x", "stat'
+
+
 def test_a_half_written_last_line_is_dropped_and_failed_ids_can_be_retried(tmp_path: Path) -> None:
     results = ResultsFile(tmp_path)
     results.append(

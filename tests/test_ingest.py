@@ -185,6 +185,41 @@ def test_vector_index_is_built_past_the_threshold(isolated_home: Path, tmp_path:
     assert store.vector_index_kind() == "IvfPq"
     hits = store.search("Record 123 is about the museum number 123", k=5, method="vector")
     assert "d123" in [h.chunk.doc_id for h in hits]
+    query = embedder.embed(["Record 123 is about the museum number 123"])[0]
+    assert "ANNSubIndex" in store.vector_query(store.table(), query).explain_plan()
+    # The same store read with the default threshold: the index is left aside, the scan is exact,
+    # so another ingest (another trained index) or another machine ranks the same vectors alike.
+    exact = CorpusStore(isolated_home / "corpus" / "lance", lambda: embedder)
+    plan = exact.vector_query(exact.table(), query).explain_plan()
+    assert "KNNVectorDistance" in plan and "ANNSubIndex" not in plan
+    assert "d123" in [h.chunk.doc_id for h in exact.search("Record 123 is about the museum number 123", k=5)]
+
+
+def test_a_collection_moved_to_another_store_is_read_again_into_it(isolated_home: Path, docs: Path) -> None:
+    from retrac_local.api import Retrac
+    from retrac_local.config import Settings
+
+    def app(store: str) -> Retrac:
+        return Retrac(Settings(home=isolated_home, corpus={"uri": store}, retrieval={"embedder": "hashing"}))
+
+    first = app(str(isolated_home / "store-a")).ingest([docs])
+    assert first.files_added > 0 and first.moved_from is None
+    moved = app(str(isolated_home / "store-b")).ingest([docs])
+    assert moved.files_added == first.files_added and moved.files_skipped == 0  # not "unchanged"
+    assert moved.moved_from == str(isolated_home / "store-a")
+    assert app(str(isolated_home / "store-b")).corpus.count()[1] == first.chunks
+    again = app(str(isolated_home / "store-b")).ingest([docs])
+    assert again.files_added == 0 and again.moved_from is None
+
+
+def test_a_relative_corpus_uri_is_refused(isolated_home: Path) -> None:
+    from retrac_local.config import Settings
+
+    with pytest.raises(ValueError, match="relative path"):
+        Settings(home=isolated_home, corpus={"uri": "my-store"})
+    assert (
+        Settings(home=isolated_home, corpus={"uri": "s3://bucket/prefix"}).corpus.uri == "s3://bucket/prefix"
+    )
 
 
 def test_progress_counts_bytes_documents_and_chunks(isolated_home: Path, docs: Path) -> None:

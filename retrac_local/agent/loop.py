@@ -56,7 +56,7 @@ from retrac_local.agent.toolbox import Toolbox, query_key
 from retrac_local.agent.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
 from retrac_local.agent.verify import normalise, quote_in
-from retrac_local.config import Settings
+from retrac_local.config import Settings, masked
 from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
@@ -108,7 +108,7 @@ class ResearchAgent:
         seeds, used = seed_from_memory(self.memory, self.corpus, self.settings.memory, question)
         state = state.model_copy(update={"evidence": seeds})
         run_id = self.store.create_run(
-            question, state.model_dump(), self.settings.model_dump(mode="json"), used
+            question, state.model_dump(), masked(self.settings.model_dump(mode="json")), used
         )
         yield RunStarted(run_id, question, memory=used)
         progress = RunProgress.of(self.corpus, self.settings, [])

@@ -50,14 +50,37 @@ class ResultsFile:
         self._repair()
 
     def _repair(self) -> None:
-        """Cut a last line the driver did not finish writing, keeping every whole line."""
+        """Cut a last line the driver did not finish writing, keeping every whole line: only in a
+        file whose every whole line is a result line (a file this command wrote), and never through
+        a link. Anything else is refused before a byte of it changes."""
+        if self.path.is_symlink():
+            raise RetracError(
+                f"{self.path} is a link; give --out a folder of its own (the results file is written there)"
+            )
         if not self.path.exists():
             return
+        if not self.path.is_file():
+            raise RetracError(f"{self.path} is not a file; give --out a folder of its own")
         data = self.path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            keep = data[: data.rfind(b"\n") + 1]
+        whole, _, torn = data.rpartition(b"\n")
+        for number, line in enumerate(whole.split(b"\n") if whole else [], 1):
+            if not line.strip():
+                continue
+            try:
+                BatchLine.model_validate_json(line)
+            except ValidationError as e:
+                raise RetracError(
+                    f"{self.path}, line {number} is not a result line ({e.errors()[0]['msg']}); it was not "
+                    "written by `retrac batch`: give --out another folder, or move the file away"
+                ) from e
+        if torn and not torn.startswith(b'{"id": '):  # how `BatchLine.text` starts every line
+            raise RetracError(
+                f"{self.path} ends with a line that is not the start of a result line; it was not "
+                "written by `retrac batch`: give --out another folder, or move the file away"
+            )
+        if torn:
             with self.path.open("r+b") as f:
-                f.truncate(len(keep))
+                f.truncate(len(whole) + 1 if whole else 0)
 
     def lines(self) -> list[BatchLine]:
         if not self.path.exists():

@@ -10,13 +10,16 @@ from retrac_local.errors import RetracError
 
 
 class Group(click.Group):
-    """Turns RetracError into a one-line message at the boundary, and nowhere else."""
+    """Turns RetracError into a one-line message at the boundary, and nowhere else (a URL's password
+    masked, whichever layer wrote the message)."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except RetracError as e:
-            raise click.ClickException(str(e)) from e
+            from retrac_local.config import mask_credentials
+
+            raise click.ClickException(mask_credentials(str(e))) from e
 
 
 def make_app(overrides: dict[str, Any] | None = None) -> Any:

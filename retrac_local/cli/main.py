@@ -37,6 +37,16 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
         )
         sys.exit(130)
     data = report.to_dict()
+    if data["moved_from"]:
+        from retrac_local.config import mask_credentials
+
+        data["moved_from"] = mask_credentials(data["moved_from"])
+        if not as_json:
+            click.echo(
+                f"the collection is now at {app.corpus.shown_uri}; the ingest record described "
+                f"{data['moved_from']}, so every file was read again into the new store",
+                err=True,
+            )
     nothing = bool(data["failed"]) and not data["files_added"] and not data["files_skipped"]
     if as_json:
         echo_json(data)
@@ -241,7 +251,7 @@ def corpus_stats(as_json: bool) -> None:
         "chunks": chunks,
         "size_bytes": store.size_bytes(),
         "vector_index": store.vector_index_kind(),
-        "path": store.uri,
+        "path": store.shown_uri,
     }
     if as_json:
         echo_json(data)
@@ -250,7 +260,7 @@ def corpus_stats(as_json: bool) -> None:
         "on an object store" if data["size_bytes"] is None else f"{data['size_bytes'] / 1e6:.1f} MB on disk"
     )
     click.echo(
-        f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.uri}"
+        f"{documents} documents, {chunks} chunks, {size} ({data['vector_index']} vector search) in {store.shown_uri}"
     )
 
 

@@ -54,6 +54,7 @@ class IngestReport:
     chunks: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    moved_from: str | None = None  # the store an earlier manifest described, when the collection moved
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +65,7 @@ class IngestReport:
             "files_skipped": self.files_skipped,
             "chunks": self.chunks,
             "failed": self.failed,
+            "moved_from": self.moved_from,
             "seconds": round(self.seconds, 2),
             "chunks_per_second": round(self.chunks / self.seconds, 1) if self.seconds > 0 else None,
         }
@@ -133,6 +135,7 @@ class Manifest:
                 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, sha256 TEXT NOT NULL, doc_ids TEXT NOT NULL,
                                                   chunks INTEGER NOT NULL, ingested_at REAL NOT NULL);
                 CREATE TABLE IF NOT EXISTS docs (doc_id TEXT PRIMARY KEY, path TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """
             )
 
@@ -145,6 +148,20 @@ class Manifest:
                 f"cannot write the ingest manifest {self.path}: {e}; free disk space or make "
                 "RETRAC_HOME writable, then run the same command again"
             ) from e
+
+    def store(self) -> str | None:
+        """The collection store this manifest describes (None: a manifest written before it said)."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'store'").fetchone()
+        return row[0] if row else None
+
+    def describe(self, store: str, forget: bool) -> None:
+        """Record that this manifest describes `store`; with `forget`, its files are forgotten first
+        (they are in another store, and must be read again into this one)."""
+        with self._writing(), self.db:
+            if forget:
+                self.db.execute("DELETE FROM files")
+                self.db.execute("DELETE FROM docs")
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES ('store', ?)", (store,))
 
     def file(self, path: str) -> tuple[str, list[str]] | None:
         row = self.db.execute("SELECT sha256, doc_ids FROM files WHERE path = ?", (path,)).fetchone()
@@ -302,6 +319,7 @@ class Ingester:
     def _run(self, paths: list[Path], prune: bool) -> IngestReport:
         report = IngestReport()
         start = time.perf_counter()
+        self._check_store(report)
         files = list(expand(paths, report))
         sizes = [_size(p) for p in files]
         self.progress("start", {"files": len(files), "bytes": sum(sizes)})
@@ -322,6 +340,19 @@ class Ingester:
         if self.sandbox is not None:
             self.sandbox.close()
         return report
+
+    def _check_store(self, report: IngestReport) -> None:
+        """The manifest says which files are in the store; after `corpus.uri` changes it describes
+        another store, and "unchanged" would leave the new one empty: its files are read again. A
+        manifest older than this record is taken to describe the store only if the store has chunks."""
+        recorded, here = self.manifest.store(), self.store.uri
+        if recorded == here:
+            return
+        holds = self.store.exists() and self.store.count()[1] > 0
+        moved = recorded is not None or (not holds and bool(self.manifest.paths()))
+        if moved:
+            report.moved_from = recorded or "(a store this manifest did not name)"
+        self.manifest.describe(here, forget=moved)
 
     def _ingest_file(self, path: Path, size: int, report: IngestReport) -> None:
         key = str(path)

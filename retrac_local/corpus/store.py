@@ -16,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from retrac_local.config import mask_credentials
 from retrac_local.corpus.base import Chunk, Hit
 from retrac_local.corpus.passages import select
 from retrac_local.errors import CorpusError, StoreError
@@ -73,10 +74,11 @@ class CorpusStore:
     ) -> None:
         self.remote = is_remote(path)
         self.uri = str(path)
+        self.shown_uri = mask_credentials(self.uri)  # what messages and pages show: no password
         self.path = None if self.remote else Path(path)  # the folder, for a local store
         if local_dir is None and self.path is None:
             raise StoreError(
-                f"a corpus on an object store ({self.uri}) needs a local folder for its ingest manifest"
+                f"a corpus on an object store ({self.shown_uri}) needs a local folder for its ingest manifest"
             )
         self.local_dir: Path = local_dir or self.path.parent  # type: ignore[union-attr]
         self.storage_options = dict(storage_options or {})
@@ -116,7 +118,7 @@ class CorpusStore:
         meta = self._meta()
         if meta and (meta.get("embedder"), meta.get("dim")) != (embedder.name, embedder.dim):
             raise CorpusError(
-                f"the corpus in {self.uri} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
+                f"the corpus in {self.shown_uri} was embedded with {meta.get('embedder')} ({meta.get('dim')}-d), "
                 f"not {embedder.name}; use that embedder or ingest into a new collection"
             )
 
@@ -168,7 +170,7 @@ class CorpusStore:
                 if self.path is not None:
                     (self.path / META_FILE).write_text(meta)
             else:
-                raise CorpusError(f"no corpus in {self.uri}; run `retrac ingest PATH…` first")
+                raise CorpusError(f"no corpus in {self.shown_uri}; run `retrac ingest PATH…` first")
         return self._table
 
     def exists(self) -> bool:
@@ -193,15 +195,15 @@ class CorpusStore:
             known = re.search(
                 r"No space left on device|Read-only file system|Permission denied|Disk quota exceeded", str(e)
             )
-            reason = known.group(0) if known else str(e).splitlines()[0][:200]
+            reason = known.group(0) if known else mask_credentials(str(e).splitlines()[0][:200])
             if self.remote:
                 raise StoreError(
-                    f"cannot reach the corpus store {self.uri}: {reason}; check that the object store "
+                    f"cannot reach the corpus store {self.shown_uri}: {reason}; check that the object store "
                     "is up and corpus.storage_options (endpoint, region, credentials), then run the same "
                     "command again"
                 ) from e
             raise StoreError(
-                f"cannot write to the corpus store {self.uri}: {reason}; free disk space or make "
+                f"cannot write to the corpus store {self.shown_uri}: {reason}; free disk space or make "
                 "RETRAC_HOME writable, then run the same command again"
             ) from e
 
@@ -351,14 +353,9 @@ class CorpusStore:
             ranked["bm25"] = self._bm25(table, query, depth)
         if method in ("vector", "hybrid"):
             vector = self.embedder.embed([query])[0] if query_vector is None else query_vector
-            search = table.search(vector.tolist(), query_type="vector").distance_type("cosine")
-            if table.count_rows() < self.vector_index_min_rows:
-                # Exact: an IVF-PQ index trained at another ingest (or left by older code) ranks the
-                # same vectors otherwise; below the threshold a scan is fast enough and repeatable.
-                search = search.bypass_vector_index()
-            else:  # IVF-PQ: probe enough partitions, then re-rank candidates by their exact vectors
-                search = search.nprobes(self.nprobes).refine_factor(self.refine_factor)
-            ranked["vector"] = search.select([*_COLUMNS, "_distance"]).limit(depth).to_list()
+            ranked["vector"] = (
+                self.vector_query(table, vector).select([*_COLUMNS, "_distance"]).limit(depth).to_list()
+            )
         fused: dict[str, Hit] = {}
         for name, rows in ranked.items():
             for rank, row in enumerate(rows, start=1):
@@ -369,6 +366,16 @@ class CorpusStore:
         if self.reranker is not None:
             hits = self.reranker.rerank(query, hits)
         return select(hits, k, one_per_document=dedupe_documents)
+
+    def vector_query(self, table: Any, vector: Any) -> Any:
+        """The vector half of a search: exact below `vector_index_min_rows` chunks (an IVF-PQ index
+        trained at another ingest, or left by older code, ranks the same vectors otherwise; a scan
+        is fast enough there and repeatable), the index past it (enough partitions probed, then the
+        candidates re-ranked by their exact vectors)."""
+        search = table.search(vector.tolist(), query_type="vector").distance_type("cosine")
+        if table.count_rows() < self.vector_index_min_rows:
+            return search.bypass_vector_index()
+        return search.nprobes(self.nprobes).refine_factor(self.refine_factor)
 
     @staticmethod
     def _bm25(table: Any, query: str, depth: int) -> list[dict[str, Any]]:

@@ -29,6 +29,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from retrac_local import collection
+from retrac_local.config import mask_credentials
 from retrac_local.errors import RetracError, RunNotFoundError
 from retrac_local.records import StoredRun
 from retrac_local.web.jobs import Job, Worker, run_events
@@ -322,7 +323,7 @@ def collection_data(web: Web) -> dict[str, Any]:
         "chunks": chunks,
         "size_bytes": store.size_bytes() if store.exists() else 0,
         "vector_index": store.vector_index_kind() if store.exists() else None,
-        "path": store.uri,
+        "path": store.shown_uri,
         "files": [f.to_dict() for f in files],
     }
 
@@ -446,8 +447,8 @@ def _handled(web: Web, handler: Callable[..., Any]) -> Callable[[Request], Any]:
         except RetracError as e:
             status = 404 if isinstance(e, RunNotFoundError) else 400
             if request.url.path.startswith("/api/"):
-                return _error(status, str(e))
-            return web.page("error.html.j2", status=status, nav="", message=str(e))
+                return _error(status, mask_credentials(str(e)))
+            return web.page("error.html.j2", status=status, nav="", message=mask_credentials(str(e)))
 
     return endpoint
 

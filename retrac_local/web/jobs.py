@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from retrac_local.config import mask_credentials
 from retrac_local.errors import RetracError
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ class Worker:
                 work(self._app, emit)
                 state, error = "done", None
             except RetracError as e:
-                state, error = "failed", str(e)
+                state, error = "failed", mask_credentials(str(e))
             except Exception as e:  # a bug: the job fails, the worker goes on with the next one
                 log.exception("job %s failed", job.id)
                 state, error = "failed", f"internal error: {type(e).__name__}: {e}"
