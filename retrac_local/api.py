@@ -32,6 +32,10 @@ MAX_QUESTION_CHARS = 2000  # ~500 tokens: a question, not a document (documents 
 def check_question(question: str) -> None:
     if not question.strip():
         raise RetracError("the question is empty")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise RetracError("the question holds text that is not valid Unicode; type it again") from e
     if len(question) > MAX_QUESTION_CHARS:
         raise RetracError(
             f"the question is {len(question):,} characters long; a question may have at most "

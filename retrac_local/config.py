@@ -53,14 +53,15 @@ def default_home() -> Path:
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No infinity or NaN: `timeout_s = inf` would wait for ever, and no bound can hold a NaN.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ModelSettings(Section):
     path: Path | None = Field(
         None, description="GGUF file for this role; empty means the default model of models/models.toml"
     )
-    n_ctx: int = Field(8192, ge=512, description="context window in tokens")
+    n_ctx: int = Field(8192, ge=512, le=1_048_576, description="context window in tokens")
     n_threads: int | None = Field(None, ge=1, description="CPU threads; empty means all cores")
     n_batch: int = Field(512, ge=16, description="prompt tokens evaluated per batch")
     n_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1 = all); needs a GPU build")
@@ -86,7 +87,7 @@ class ModelSettings(Section):
     api_key_env: str | None = Field(
         None, description="environment variable holding the server's API key, if any"
     )
-    timeout_s: float = Field(600.0, gt=0, description="seconds to wait for one server reply")
+    timeout_s: float = Field(600.0, gt=0, le=86400, description="seconds to wait for one server reply")
     proxy: str | None = Field(
         None,
         description="an HTTP proxy for the server's requests; empty means none (http_proxy and the other proxy "
@@ -138,8 +139,10 @@ class SamplingSettings(Section):
 
 
 class BudgetSettings(Section):
-    max_rounds: int = Field(4, ge=1, description="rounds (compressions) at most")
-    max_steps_per_round: int = Field(3, ge=1, description="tool calls per round (K) before compressing")
+    max_rounds: int = Field(4, ge=1, le=100, description="rounds (compressions) at most")
+    max_steps_per_round: int = Field(
+        3, ge=1, le=50, description="tool calls per round (K) before compressing"
+    )
     opening_searches: int = Field(
         3,
         ge=1,
@@ -191,15 +194,19 @@ class BudgetSettings(Section):
         description="the share of the answers given again from the cited quotes that must name the run's answer for it "
         "to stay answered (with answer_samples)",
     )
-    max_seconds: float | None = Field(None, gt=0, description="wall-clock budget of a run; empty = none")
+    max_seconds: float | None = Field(
+        None, gt=0, le=7 * 86400, description="wall-clock budget of a run; empty = none"
+    )
     max_tokens: int | None = Field(
         None,
         gt=0,
+        le=10**9,
         description="LLM tokens (prompt + completion) a run may spend before its final answer; empty = none",
     )
     min_tool_calls: int = Field(
         0,
         ge=0,
+        le=5000,
         description="a finish before this many tool calls is refused and convergence waits (long-horizon evaluation)",
     )
     compress_retries: int = Field(
@@ -406,7 +413,13 @@ def config_file_path(home: Path | None = None) -> Path:
     return (home or default_home()) / "config.toml"
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # every setting with its comment fits in a few kilobytes
+
+
 def read_config_file(path: Path) -> dict[str, Any]:
+    """The config file's values; a missing file is none (unless RETRAC_CONFIG named it). A file that
+    is not a regular file (a pipe, /dev/zero), larger than a config file can be, not UTF-8 or not
+    TOML is a ConfigError naming it."""
     if not path.exists():
         if os.environ.get("RETRAC_CONFIG"):
             raise ConfigError(
@@ -414,8 +427,18 @@ def read_config_file(path: Path) -> dict[str, Any]:
             )
         return {}
     try:
+        if not path.is_file():
+            raise ConfigError(f"config file {path} is not a regular file; point RETRAC_CONFIG at a TOML file")
         with path.open("rb") as f:
-            return tomllib.load(f)
+            data = f.read(MAX_CONFIG_BYTES + 1)
+        if len(data) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"config file {path} is larger than {MAX_CONFIG_BYTES // 1024} KB; a config file is a few "
+                "kilobytes of TOML (`retrac config init` writes one)"
+            )
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"config file {path} is not UTF-8 text ({e.reason} at byte {e.start})") from e
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"config file {path} is not valid TOML: {e}") from e
     except OSError as e:

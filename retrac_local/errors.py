@@ -36,6 +36,10 @@ class StoreError(RetracError):
     """The run store cannot be opened or written."""
 
 
+class RunBusyError(RetracError):
+    """The run is being run by another process (a resume elsewhere, the page's worker)."""
+
+
 class StructuredOutputError(RetracError):
     """A model's output did not parse into the schema it was constrained to."""
 

@@ -7,15 +7,18 @@ forward-only, named, and recorded in a table.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from retrac_local.errors import RunNotFoundError, StoreError
+from retrac_local.errors import RunBusyError, RunNotFoundError, StoreError
 from retrac_local.records import (
     CallRecord,
     JSONObject,
@@ -79,6 +82,29 @@ class RunStore:
                 f"cannot open the run store {path}: {e}; check that RETRAC_HOME is writable"
             ) from e
         self.path = path
+
+    @contextmanager
+    def running(self, run_id: str) -> Iterator[None]:
+        """Held while a process runs `run_id` (asks it or resumes it): a second process that tries is
+        refused with `RunBusyError` instead of interleaving its rounds with the first one's. The lock
+        is the operating system's (flock), so a killed process never leaves it behind."""
+        folder = self.path.with_name(self.path.name + ".locks")  # beside the store, named for it
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(folder / f"{run_id}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as e:
+            raise StoreError(f"cannot lock run {run_id} in {folder}: {e.strerror or e}") from e
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError as e:
+                raise RunBusyError(
+                    f"run {run_id} is being run by another process right now; wait for it to finish "
+                    "(or stop it), then resume it"
+                ) from e
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
 
     def _migrate(self) -> None:
         self.db.execute(

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from retrac_local.config import load_settings
+from retrac_local.config import Settings, load_settings
 from retrac_local.errors import ConfigError
 
 
@@ -118,3 +118,42 @@ def test_the_collection_can_live_on_an_object_store(isolated_home, monkeypatch) 
     assert store.path is None and store.local_dir == isolated_home / "corpus" and store.size_bytes() is None
     with pytest.raises(StoreError, match="needs a local folder"):
         CorpusStore("s3://team/collection", lambda: None)  # type: ignore[arg-type, return-value]
+
+
+def test_a_config_file_that_is_not_utf8_too_large_or_not_a_file_is_one_clear_error(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from retrac_local.config import load_settings
+
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes("[budget]\n# r\xe9sum\xe9\nmax_rounds = 3\n".encode("latin-1"))
+    monkeypatch.setenv("RETRAC_CONFIG", str(bad))
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        load_settings()
+    huge = tmp_path / "huge.toml"
+    huge.write_bytes(b"# padding\n" * 200_000)
+    monkeypatch.setenv("RETRAC_CONFIG", str(huge))
+    with pytest.raises(ConfigError, match="larger than 1024 KB"):
+        load_settings()
+    monkeypatch.setenv("RETRAC_CONFIG", "/dev/zero")  # endless: never read to its end
+    with pytest.raises(ConfigError, match="not a regular file"):
+        load_settings()
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("planner", "timeout_s", float("inf")),
+        ("planner", "timeout_s", float("nan")),
+        ("budget", "max_rounds", 1_000_000_000),
+        ("budget", "max_seconds", float("inf")),
+        ("planner", "n_ctx", 10**9),
+    ],
+)
+def test_settings_a_run_cannot_use_are_refused(
+    isolated_home: Path, section: str, key: str, value: float
+) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        Settings(home=isolated_home, **{section: {key: value}})

@@ -541,3 +541,24 @@ def test_a_bare_yes_or_no_to_a_which_question_is_nothing_found(
     assert result.caveat == (
         "not found in the collection: no text read names what the question asks for; 'No' is no answer to it"
     )
+
+
+def test_a_run_being_run_elsewhere_is_refused_with_that_reason(
+    settings: Settings, orrin: MemoryCorpus
+) -> None:
+    from retrac_local.errors import RetracError, RunBusyError
+
+    llm = ScriptedLLM().enqueue(constraints(), *ROUND_1)
+    events = make_agent(settings, orrin, llm).ask(Q)
+    run_id = next(events).run_id  # the run has started and holds its lock
+    other = make_agent(settings, orrin, ScriptedLLM())
+    with pytest.raises(RunBusyError, match="being run by another process"):
+        next(other.resume(run_id))
+    assert issubclass(RunBusyError, RetracError)  # the CLI and the page say it in one line
+    events.close()  # the first stops (a Ctrl-C): the lock goes with it, and resume may continue
+    resumed = make_agent(
+        settings,
+        orrin,
+        ScriptedLLM().enqueue(*ROUND_1, UPDATE_1, finish("1849"), update(answer="1849"), final("1849", "E2")),
+    )
+    assert next(resumed.resume(run_id)).run_id == run_id

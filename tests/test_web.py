@@ -453,3 +453,80 @@ def test_a_failing_job_does_not_stop_the_worker() -> None:
     assert bad.state == "failed" and re.search(r"internal error: ValueError: a bug", bad.error or "")
     assert bad.events[-1]["event"] == "Failed" and good.state == "done"
     worker.stop()
+
+
+# -- bodies and inputs ---------------------------------------------------------------------------
+def test_a_chunked_body_is_capped_like_any_other(client: TestClient) -> None:
+    def chunks() -> Iterator[bytes]:
+        yield b'{"question": "'
+        for _ in range(200):  # 200 KB, more than the 64 KB a request may hold, with no Content-Length
+            yield b"x" * 1024
+        yield b'?"}'
+
+    refused = client.post("/api/ask", content=chunks(), headers={"Content-Type": "application/json"})
+    assert refused.status_code == 400 and "at most 64 KB" in refused.json()["error"]
+
+
+def test_text_that_is_not_unicode_deep_json_and_long_paths_are_a_400_before_any_job(
+    client: TestClient,
+) -> None:
+    ingested(client)
+    surrogate = client.post(
+        "/api/ask",
+        content=b'{"question": "When was the \\ud800 tower built?"}',
+        headers={"Content-Type": "application/json"},
+    )
+    assert surrogate.status_code == 400 and "not valid Unicode" in surrogate.json()["error"]
+    assert client.get("/").status_code == 200  # no job holds the bad text: the page still renders
+    deep = client.post("/api/ask", content=b'{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}")
+    assert deep.status_code == 400 and "nested too deeply" in deep.json()["error"]
+    long = client.post("/api/ingest", json={"path": "/" + "a" * 5000})
+    assert long.status_code == 400 and "at most 4,096" in long.json()["error"]
+    name = client.post("/api/ingest", json={"path": "/" + "a" * 300})  # one name past NAME_MAX
+    assert name.status_code == 400
+    assert len(client.app.app.state.web.worker.jobs()) == 1  # the ingest alone: no job was made
+
+
+def test_an_upload_that_could_not_be_ingested_is_not_kept(client: TestClient, web_settings: Settings) -> None:
+    from retrac_local import collection
+
+    job = client.post("/api/ingest", files=[("files", ("empty.md", b"   \n", "text/markdown"))])
+    assert finished(client, job.json())["state"] == "done"
+    assert list(collection.upload_folder(web_settings).iterdir()) == []
+
+
+def test_a_client_stopped_mid_headers_is_let_go() -> None:
+    import socket
+    import time
+
+    import uvicorn
+
+    from retrac_local.web.protocol import with_header_deadline
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", http=with_header_deadline(1.0))
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with socket.create_connection(("127.0.0.1", port), timeout=8) as slow:
+            slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
+            started = time.monotonic()
+            assert slow.recv(100) == b""  # closed by the server
+            assert time.monotonic() - started < 5
+        with socket.create_connection(("127.0.0.1", port), timeout=8) as quick:
+            quick.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert b"200 OK" in quick.recv(100)
+    finally:
+        server.should_exit = True
+        thread.join(10)

@@ -110,13 +110,19 @@ class ResearchAgent:
         run_id = self.store.create_run(
             question, state.model_dump(), masked(self.settings.model_dump(mode="json")), used
         )
-        yield RunStarted(run_id, question, memory=used)
-        progress = RunProgress.of(self.corpus, self.settings, [])
-        yield from self._stopped_by_errors(
-            run_id, self._rounds(run_id, state, progress, started, prior_seconds=0.0)
-        )
+        with self.store.running(run_id):
+            yield RunStarted(run_id, question, memory=used)
+            progress = RunProgress.of(self.corpus, self.settings, [])
+            yield from self._stopped_by_errors(
+                run_id, self._rounds(run_id, state, progress, started, prior_seconds=0.0)
+            )
 
     def resume(self, run_id: str) -> Iterator[Event]:
+        self.store.run(run_id)  # an unknown id is that error, before any lock
+        with self.store.running(run_id):
+            yield from self._resume(run_id)
+
+    def _resume(self, run_id: str) -> Iterator[Event]:
         run = self.store.run(run_id)
         if run["status"] != RunStatus.RUNNING and run["result"]:
             yield RunFinished(RunResult.from_dict(run["result"]))

@@ -147,7 +147,10 @@ class BatchWorker:
         finally:
             store.close()
             for leftover in self.scratch.glob(path.name + "*"):  # read back whole: the driver keeps the run
-                leftover.unlink(missing_ok=True)
+                if leftover.is_dir():  # its run locks
+                    shutil.rmtree(leftover, ignore_errors=True)
+                else:
+                    leftover.unlink(missing_ok=True)
 
     def close(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)

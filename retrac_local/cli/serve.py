@@ -44,7 +44,16 @@ def serve(host: str, port: int, token: str | None) -> None:
     app = create_app(load_settings(), host=host, token=token, port=port)
     click.echo(f"retrac-local is at {url}  (Ctrl-C stops it; runs in progress stay resumable)")
     click.echo("Open that address once: it sets a cookie. Programs send 'Authorization: Bearer TOKEN'.")
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    from retrac_local.web.protocol import with_header_deadline
+
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=3,
+        http=with_header_deadline(),  # a client stopped mid-headers is let go
+    )
 
 
 def _check_free(host: str, port: int) -> None:

@@ -48,6 +48,7 @@ EXPORTS = {
 }
 HEARTBEAT_S = 15.0
 MAX_JSON_BYTES = 64 * 1024  # a question or a path, not a document
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
 POLL_S = 0.25  # how often an event stream looks for new events
 
 
@@ -86,16 +87,54 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    length = request.headers.get("content-length", "0")
-    if not length.isdigit() or int(length) > MAX_JSON_BYTES:
-        raise RetracError(f"a request body may hold at most {MAX_JSON_BYTES // 1024} KB of JSON")
+    """The request's JSON object, read with a byte cap whatever its framing (a chunked body has no
+    Content-Length to check first), and refused when it is deeper than a question needs or holds
+    text that is not valid Unicode (a lone surrogate would break every page that shows it)."""
+    too_big = RetracError(f"a request body may hold at most {MAX_JSON_BYTES // 1024} KB of JSON")
+    length = request.headers.get("content-length")
+    if length is not None and (not length.isdigit() or int(length) > MAX_JSON_BYTES):
+        raise too_big
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_JSON_BYTES:
+            raise too_big
     try:
-        data = json.loads(await request.body() or b"{}")
+        data = json.loads(bytes(body) or b"{}")
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RetracError("the request body is not JSON") from e
+    except RecursionError as e:
+        raise RetracError("the request body is nested too deeply") from e
     if not isinstance(data, dict):
         raise RetracError("the request body must be a JSON object")
+    if _depth(data) > MAX_JSON_DEPTH:
+        raise RetracError("the request body is nested too deeply")
+    _check_text(data)
     return data
+
+
+MAX_JSON_DEPTH = 8  # {"question": …} or {"path": …}: nothing deeper is ever needed
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+def _check_text(value: Any) -> None:
+    """Every string of the body (keys too) must be valid Unicode."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, v in items:
+        for text in (key, v):
+            if isinstance(text, str):
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise RetracError("the request holds text that is not valid Unicode; type it again") from e
+        _check_text(v)
 
 
 def _job(web: Web, job: Job, status: int = 200) -> JSONResponse:
@@ -346,19 +385,35 @@ async def api_ingest(web: Web, request: Request) -> JSONResponse:
         given = data.get("path")
         if not isinstance(given, str) or not given.strip():
             raise RetracError('give a folder or file on this machine as {"path": "…"}')
+        if len(given) > MAX_PATH_CHARS:
+            raise RetracError(f"a path may have at most {MAX_PATH_CHARS:,} characters")
         path = Path(given.strip()).expanduser()
         if not path.is_absolute():
             raise RetracError(
                 f"{given!r} is not an absolute path; give the full path of a folder on this machine"
             )
-        if not path.exists():
+        try:
+            there = path.exists()
+        except OSError as e:  # a name too long for this file system, say
+            raise RetracError(f"{path.name[:80]!r} cannot be a path here: {e.strerror}") from e
+        if not there:
             raise RetracError(f"{path} does not exist on this machine")
         paths, label = [path], str(path)
+    uploaded = [] if not request.headers.get("content-type", "").startswith("multipart/form-data") else paths
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
-        report = app.ingest(
-            paths, progress=lambda stage, data: emit({"event": "IngestProgress", "stage": stage, **data})
-        )
+        try:
+            report = app.ingest(
+                paths, progress=lambda stage, data: emit({"event": "IngestProgress", "stage": stage, **data})
+            )
+        except BaseException:
+            for p in uploaded:  # an upload that went nowhere is not kept
+                p.unlink(missing_ok=True)
+            raise
+        failed = {f["path"] for f in report.failed}
+        for p in uploaded:
+            if str(p.resolve()) in failed or str(p) in failed:
+                p.unlink(missing_ok=True)
         emit({"event": "IngestFinished", "report": report.to_dict()})
 
     return _job(web, web.worker.submit("ingest", label, work), 202)
