@@ -1,6 +1,9 @@
 """Write plain text as a simple PDF (Helvetica, wrapped lines, several pages; a form feed starts a
 new page), standard library only.
 
+A line that starts with [[invisible]], [[white]] or [[tiny]] is drawn that way (text render mode 3,
+white fill, a 0.5 pt font): the tests' hidden-text fixtures.
+
 Used to make the PDF of the demo collection and PDF fixtures in tests:
     python corpora/text_to_pdf.py INPUT.txt OUTPUT.pdf "Title"
 """
@@ -18,6 +21,20 @@ def _escape(line: str) -> str:
     return line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
+_STYLES = {
+    "[[invisible]]": ("3 Tr\n", "0 Tr\n"),
+    "[[white]]": ("1 1 1 rg\n", "0 0 0 rg\n"),
+    "[[tiny]]": ("/F1 0.5 Tf\n", "/F1 11 Tf\n"),
+}
+
+
+def _draw(line: str) -> str:
+    for mark, (on, off) in _STYLES.items():
+        if line.startswith(mark):
+            return f"{on}({_escape(line[len(mark):])}) '\n{off}"
+    return f"({_escape(line)}) '\n"
+
+
 def text_to_pdf(text: str, title: str = "") -> bytes:
     pages: list[list[str]] = []
     for part in text.split("\f"):  # a form feed starts a new page
@@ -29,7 +46,7 @@ def text_to_pdf(text: str, title: str = "") -> bytes:
     font_id = 3
     page_ids = []
     for page_lines in pages:
-        stream = "BT /F1 11 Tf 14 TL 60 780 Td\n" + "".join(f"({_escape(line)}) '\n" for line in page_lines) + "ET"
+        stream = "BT /F1 11 Tf 14 TL 60 780 Td\n" + "".join(_draw(line) for line in page_lines) + "ET"
         data = stream.encode("latin-1", "replace")
         content_id = 4 + len(objects)
         objects.append(b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream")

@@ -4,6 +4,7 @@ module reads it and, to remove a file, writes it under the same one-writer lock 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -121,7 +122,8 @@ def document_file(settings: Settings, doc_id: str) -> tuple[str, bytes] | None:
 def remove(app: Retrac, wanted: str) -> dict[str, Any]:
     """Take a file's documents out of the search index, then out of the manifest (in that order:
     a crash between the two leaves a manifest row that the next removal or `--prune` finishes).
-    The file on disk is left alone; ingesting it again brings it back."""
+    A file ingested from its own place stays on disk (ingesting it again brings it back); an
+    uploaded copy is deleted."""
     from retrac_local.corpus.ingest import Manifest, _only_writer
 
     target = find(app.settings, wanted)
@@ -135,7 +137,20 @@ def remove(app: Retrac, wanted: str) -> dict[str, Any]:
             manifest.close()
         if store.exists():
             store.finish_writes()
+    _drop_upload(app.settings, Path(target.path))
     return {"removed": target.path, "documents": len(target.documents), "chunks": target.chunks}
+
+
+def _drop_upload(settings: Settings, path: Path) -> None:
+    """An uploaded file exists only for the collection: once its documents are removed, the file
+    (and its batch's folder, when that is empty now) goes too. A file ingested from its own place
+    is left alone."""
+    uploads = (settings.home / "uploads").resolve()
+    if uploads not in path.resolve().parents:
+        return
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # other files of the same upload are still there
+        path.parent.rmdir()
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")

@@ -247,10 +247,24 @@ def test_uploads_are_ingested_kept_and_removable(client: TestClient) -> None:
     assert "ferry notes.md" in page and files[0]["file_id"] in page
     removed = finished(client, client.post(f"/api/collection/{files[0]['file_id']}/remove").json())
     assert removed["state"] == "done"
+    assert not Path(files[0]["path"]).exists()  # an uploaded copy goes with its documents
     after = client.get("/api/collection").json()
     assert after["files"] == [] and after["chunks"] == 0
-    assert Path(files[0]["path"]).exists()  # the file itself stays
     assert client.post("/api/collection/0123456789abcdef/remove").status_code == 400
+
+
+def test_removing_a_file_ingested_from_its_own_place_leaves_it_on_disk(
+    client: TestClient, tmp_path: Path
+) -> None:
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "ferry.md").write_text("# Gull Line\n\nThe Gull Line ferry was founded in 1903.\n")
+    ingested(client, own)
+    held = client.get("/api/collection").json()["files"][0]
+    assert (
+        finished(client, client.post(f"/api/collection/{held['file_id']}/remove").json())["state"] == "done"
+    )
+    assert (own / "ferry.md").exists()
 
 
 def test_a_document_file_is_served_by_its_id_as_a_download(

@@ -51,9 +51,23 @@ def quote_in(quote: str, source_text: str) -> bool:
     return len(q) >= 1 and q in normalise(source_text)
 
 
+_INVISIBLE = re.compile(r"[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")  # soft hyphen, zero-width marks
+
+
+def as_read(text: str) -> str:
+    """The text as a check should read it: compatibility forms folded (NFKC: full-width letters and
+    look-alike bars become the plain ones, "ｉｇｎｏｒｅ" is "ignore", "＜｜" is "<|") and zero-width
+    characters removed ("ig\u200bnore" is "ignore"), so that no spelling a reader cannot see slips
+    past a pattern."""
+    import unicodedata
+
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+
+
 def addresses_the_model(sentence: str) -> bool:
-    """True for a sentence that instructs the model or claims the answer instead of stating a fact."""
-    return bool(_TO_THE_MODEL.search(sentence))
+    """True for a sentence that instructs the model or claims the answer instead of stating a fact
+    (English phrasings only; read as `as_read` folds it)."""
+    return bool(_TO_THE_MODEL.search(as_read(sentence)))
 
 
 def missing_numbers(fact: str, source_text: str) -> list[str]:

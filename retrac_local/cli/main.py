@@ -58,6 +58,12 @@ def ingest(paths: tuple[Path, ...], prune: bool, as_json: bool) -> None:
     )
     for failure in data["failed"]:
         say(f"  failed: {failure['path']}: {failure['error']}", err=True)
+    for left in data["hidden"]:
+        say(
+            f"  left out {left['characters']:,} characters a reader would not see (comments, hidden "
+            f"elements, invisible text): {left['path']}",
+            err=True,
+        )
     if nothing:
         sys.exit(1)  # nothing of what was named could be ingested
 

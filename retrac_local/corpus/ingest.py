@@ -55,6 +55,7 @@ class IngestReport:
     failed: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_from: str | None = None  # the store an earlier manifest described, when the collection moved
+    hidden: list[dict[str, Any]] = field(default_factory=list)  # {"path", "characters"} of hidden text left out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +67,7 @@ class IngestReport:
             "chunks": self.chunks,
             "failed": self.failed,
             "moved_from": self.moved_from,
+            "hidden": self.hidden,
             "seconds": round(self.seconds, 2),
             "chunks_per_second": round(self.chunks / self.seconds, 1) if self.seconds > 0 else None,
         }
@@ -398,6 +400,10 @@ class Ingester:
         doc_ids: list[str] = []
         taken: set[str] = set()
         chunks_total = 0
+        documents = list(documents)
+        hidden = sum(d.hidden for d in documents)
+        if hidden:
+            report.hidden.append({"path": key, "characters": hidden})
         for doc in documents:
             for problem in doc.problems:
                 report.failed.append({"path": key, "error": problem})

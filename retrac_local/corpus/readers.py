@@ -45,6 +45,7 @@ class Document:
         default_factory=list
     )  # (offset, "Heading › Subheading"), in order
     pages: list[int] = field(default_factory=list)  # the offset where each page starts (page 1 first)
+    hidden: int = 0  # characters of text a reader would not see (comments, hidden elements, invisible PDF text), left out
 
 
 _MD_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -132,23 +133,88 @@ def read_text(path: Path) -> Document:
     return Document(None, _first_line_title(text, path.stem), text, str(path))
 
 
+# What Markdown never renders: an HTML comment, and the "[//]: # (…)" / "[comment]: <> (…)" idiom (a
+# link reference definition nothing refers to). A document's hidden text is not its text: an
+# instruction hidden there must not reach the models as something the document says.
+_MD_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_MD_COMMENT_LINE = re.compile(r"^[ \t]{0,3}\[(?://|comment|_|#)\]:[ \t]*(?:#|<>)[^\n]*\n?", re.MULTILINE | re.IGNORECASE)
+
+
+def visible_markdown(text: str) -> tuple[str, int]:
+    """The Markdown a reader sees rendered: without comments (outside code blocks); and how many
+    characters were left out."""
+    out, hidden, at = [], 0, 0
+    fences = [m.start() for m in _MD_FENCE.finditer(text)]
+    blocks = list(zip(fences[::2], [*fences[1::2], len(text)][: len(fences[::2])], strict=True))
+    for start, end in [*blocks, (len(text), len(text))]:
+        prose = text[at:start]
+        for pattern in (_MD_COMMENT, _MD_COMMENT_LINE):
+            hidden += sum(len(m.group(0)) for m in pattern.finditer(prose))
+            prose = pattern.sub("", prose)
+        out += [prose, text[start:end]]
+        at = end
+    return "".join(out), hidden
+
+
 def read_markdown(path: Path) -> Document:
-    text = decode(path.read_bytes(), path)
+    text, hidden = visible_markdown(decode(path.read_bytes(), path))
     headings = markdown_headings(text)
     first = next((h for h in headings if h[1] == 1), None)
     title = " ".join(first[2].split()) if first else _first_line_title(text, path.stem)
-    return Document(None, title, text, str(path), sections=section_paths(headings, title))
+    return Document(None, title, text, str(path), sections=section_paths(headings, title), hidden=hidden)
+
+
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])", re.IGNORECASE)
+
+
+def visible_html(html: str) -> tuple[str, int]:
+    """The page without what a browser does not show: elements marked `hidden` or
+    `aria-hidden="true"`, styled `display: none`, `visibility: hidden` or a zero font size,
+    `<template>` and comments; and how many characters of text were left out. A page the parser
+    cannot take is returned as it is (the extractor then reads it as before)."""
+    try:
+        import lxml.html
+        from lxml import etree
+    except ImportError:  # trafilatura depends on lxml; without it, nothing to read HTML with anyway
+        return html, 0
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (etree.ParserError, ValueError):
+        return html, 0
+    hidden = 0
+    for element in list(root.iter()):
+        if element.getparent() is None:
+            continue
+        if isinstance(element, etree._Comment):
+            hidden += len(element.text or "")
+            element.drop_tree()
+            continue
+        if not isinstance(element.tag, str):
+            continue
+        if (
+            element.get("hidden") is not None
+            or (element.get("aria-hidden") or "").strip().lower() == "true"
+            or _HIDDEN_STYLE.search(element.get("style") or "")
+            or element.tag == "template"
+        ):
+            hidden += len(element.text_content())
+            element.drop_tree()
+    if not hidden:
+        return html, 0
+    return lxml.html.tostring(root, encoding="unicode"), hidden
 
 
 def read_html(path: Path) -> Document:
     trafilatura = require("trafilatura", purpose="reading HTML files")
-    html = decode(path.read_bytes(), path)
+    html, hidden = visible_html(decode(path.read_bytes(), path))
     text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)
     if not text:
         raise UnreadableFile("no readable text in this HTML page")
     meta = trafilatura.extract_metadata(html)
     title = html_title(html, meta.title if meta else None, text) or _first_line_title(text, path.stem)
-    return Document(None, title, text, str(path), sections=section_paths(html_headings(html, text), title))
+    return Document(
+        None, title, text, str(path), sections=section_paths(html_headings(html, text), title), hidden=hidden
+    )
 
 
 def html_title(html: str, extracted: str | None, text: str) -> str | None:
@@ -248,7 +314,9 @@ def read_pdf(path: Path) -> Document:
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted:
             raise UnreadableFile("the PDF is encrypted; decrypt it first")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        seen = [_visible_page_text(page) for page in reader.pages]
+        pages = [text for text, _ in seen]
+        hidden = sum(n for _, n in seen)
         title = reader.metadata.title if reader.metadata and reader.metadata.title else None
         outline = _outline(reader)
     except UnreadableFile:
@@ -270,7 +338,59 @@ def read_pdf(path: Path) -> Document:
         raise UnreadableFile("the PDF has no extractable text (scanned images need OCR first)")
     title = title or _first_line_title(text, path.stem)
     headings = _place_outline(outline, text, starts) if outline else numbered_headings(text)
-    return Document(None, title, text, str(path), sections=section_paths(headings, title), pages=starts)
+    return Document(
+        None, title, text, str(path), sections=section_paths(headings, title), pages=starts, hidden=hidden
+    )
+
+
+_SHOW_TEXT = {b"Tj", b"TJ", b"'", b'"'}
+TINY_POINTS = 1.0  # text drawn smaller than this is not meant to be read
+
+
+def _visible_page_text(page: Any) -> tuple[str, int]:
+    """A PDF page's text without what is drawn invisible (text render mode 3 or 7), in white, or
+    smaller than `TINY_POINTS`; and how many characters were left out. pypdf hands each run of text
+    to the visitor when the next operator ends it, so a run is judged by the state at its last
+    show-text operator (the one before the current one, when a show-text operator ended it)."""
+    state: dict[str, Any] = {"mode": 0, "fill": (0.0,), "size": 12.0}
+    saved: list[dict[str, Any]] = []
+    shown: dict[str, Any] = {"now": None, "before": None, "last": b""}
+    runs: list[tuple[str, bool]] = []
+
+    def before(op: bytes, args: list[Any], cm: list[float], tm: list[float]) -> None:
+        shown["last"] = op
+        if op in _SHOW_TEXT:
+            scale = (abs(tm[0] * cm[0]) + abs(tm[3] * cm[3])) / 2 or 1.0
+            hidden = (
+                state["mode"] in (3, 7)
+                or (len(state["fill"]) in (1, 3) and min(state["fill"]) >= 0.95)
+                or (len(state["fill"]) == 4 and max(state["fill"]) <= 0.05)  # CMYK white
+                or state["size"] * scale < TINY_POINTS
+            )
+            shown["before"], shown["now"] = shown["now"], hidden
+        elif op == b"Tr" and args:
+            state["mode"] = int(args[0])
+        elif op in (b"g", b"rg", b"k") and args:
+            state["fill"] = tuple(float(a) for a in args)
+        elif op == b"Tf" and len(args) > 1:
+            state["size"] = float(args[1])
+        elif op == b"q":
+            saved.append(dict(state))
+        elif op == b"Q" and saved:
+            state.update(saved.pop())
+
+    def visit(text: str, cm: Any, tm: Any, font: Any, size: Any) -> None:
+        hidden = shown["before"] if shown["last"] in _SHOW_TEXT else shown["now"]
+        runs.append((text, bool(hidden)))
+
+    try:
+        page.extract_text(visitor_operand_before=before, visitor_text=visit)
+    except Exception:  # a damaged page: read it as pypdf does, without the check
+        return page.extract_text() or "", 0
+    left_out = sum(len(t.strip()) for t, hidden in runs if hidden)
+    if not left_out:
+        return page.extract_text() or "", 0
+    return "".join(t if not hidden else ("\n" if t.endswith("\n") else "") for t, hidden in runs), left_out
 
 
 def _outline(reader: Any) -> list[tuple[int, int, str]]:
