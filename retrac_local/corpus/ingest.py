@@ -55,7 +55,9 @@ class IngestReport:
     failed: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
     moved_from: str | None = None  # the store an earlier manifest described, when the collection moved
-    hidden: list[dict[str, Any]] = field(default_factory=list)  # {"path", "characters"} of hidden text left out
+    hidden: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"path", "characters"} of hidden text left out
 
     def to_dict(self) -> dict[str, Any]:
         return {

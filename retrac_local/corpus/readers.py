@@ -137,7 +137,9 @@ def read_text(path: Path) -> Document:
 # link reference definition nothing refers to). A document's hidden text is not its text: an
 # instruction hidden there must not reach the models as something the document says.
 _MD_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
-_MD_COMMENT_LINE = re.compile(r"^[ \t]{0,3}\[(?://|comment|_|#)\]:[ \t]*(?:#|<>)[^\n]*\n?", re.MULTILINE | re.IGNORECASE)
+_MD_COMMENT_LINE = re.compile(
+    r"^[ \t]{0,3}\[(?://|comment|_|#)\]:[ \t]*(?:#|<>)[^\n]*\n?", re.MULTILINE | re.IGNORECASE
+)
 
 
 def visible_markdown(text: str) -> tuple[str, int]:
@@ -164,7 +166,9 @@ def read_markdown(path: Path) -> Document:
     return Document(None, title, text, str(path), sections=section_paths(headings, title), hidden=hidden)
 
 
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])", re.IGNORECASE)
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])", re.IGNORECASE
+)
 
 
 def visible_html(html: str) -> tuple[str, int]:

@@ -133,7 +133,9 @@ def _check_text(value: Any) -> None:
                 try:
                     text.encode("utf-8")
                 except UnicodeEncodeError as e:
-                    raise RetracError("the request holds text that is not valid Unicode; type it again") from e
+                    raise RetracError(
+                        "the request holds text that is not valid Unicode; type it again"
+                    ) from e
         _check_text(v)
 
 

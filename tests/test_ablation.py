@@ -1,0 +1,72 @@
+"""The rules' ablation table, from synthetic rows and replays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from retrac_local.agent.events import RunStatus
+from retrac_local.eval.ablation import fired_on, markdown, retrac_rows, row_of
+from retrac_local.eval.rows import EvalRow
+from retrac_local.rules.catalogue import BY_NAME
+
+
+def row(i: int, fired: list[str] | None, mode: str = "retrac") -> EvalRow:
+    return EvalRow(
+        id=f"q{i}",
+        mode=mode,
+        question=f"question {i}?",
+        answer="x",
+        gold=["x"],
+        em=1.0,
+        f1=1.0,
+        status=RunStatus.ANSWERED,
+        seconds=1.0,
+        run_id=f"run{i}",
+        code="abc",
+        rules_fired=fired,
+    )
+
+
+def replayed(
+    i: int, before: float, after: float, before_status: str = "answered", after_status: str = "answered"
+) -> dict:
+    return {
+        "run_id": f"run{i}",
+        "before_f1": before,
+        "after_f1": after,
+        "before_status": before_status,
+        "after_status": after_status,
+        "before": "x",
+        "after": "y",
+    }
+
+
+def test_only_rows_that_record_their_rules_are_ablated(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text(
+        "".join(r.line() for r in [row(1, ["answer.shorten"]), row(2, None), row(3, [], "rag")])
+    )
+    rows = retrac_rows([results])
+    assert [r.id for r in rows] == ["q1"]
+    assert (
+        fired_on(rows, BY_NAME["answer.shorten"]) == rows
+        and fired_on(rows, BY_NAME["status.wrong_kind"]) == []
+    )
+
+
+def test_each_kind_of_rule_gets_the_judgement_its_stage_allows() -> None:
+    rows = [row(i, ["answer.shorten", "compress.anchor"]) for i in range(4)]
+    never = row_of(BY_NAME["status.wrong_kind"], [], 4, None)
+    assert never["verdict"].startswith("never fired")
+    rounds = row_of(BY_NAME["compress.anchor"], rows, 4, None)
+    assert "run again" in rounds["verdict"] and "f1_off_minus_on" not in rounds
+    costs = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(i, 0.5, 1.0) for i in range(4)])
+    assert costs["f1_off_minus_on"] == 0.5 and costs["verdict"] == "costs"  # off is better: the rule costs
+    pays = row_of(
+        BY_NAME["answer.shorten"], rows, 4, [replayed(i, 1.0, 1.0, "answered", "unsure") for i in range(4)]
+    )
+    assert pays["right_on"] == 4 and pays["right_off"] == 0 and pays["verdict"] == "pays"
+    even = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(i, 1.0, 1.0) for i in range(4)])
+    assert even["verdict"] == "no measurable effect"
+    table = markdown([never, rounds, costs], "4 runs", {"n": 4, "same": 4, "same_status": 4})
+    assert "| `answer.shorten` | answer | 4 of 4 | +0.500" in table and "4 of 4 runs" in table
