@@ -320,5 +320,6 @@ def test_hidden_instructions_in_a_markdown_comment_or_a_hidden_element_never_bec
 
     db = lancedb.connect(str(home / "memory"))
     if TABLE in db.list_tables().tables:
-        kept = json.dumps(db.open_table(TABLE).to_arrow().to_pylist(), default=str)
+        rows = db.open_table(TABLE).to_arrow().select(["question", "answer", "evidence"]).to_pylist()
+        kept = json.dumps(rows)  # the text columns: a vector's digits may hold any number
         assert "1999" not in kept and "1777" not in kept
