@@ -176,7 +176,7 @@ class BudgetSettings(Section):
         description="after an answer that passed every code check, ask the planner whether its cited quotes "
         "state it (one short call); when they do not, the run says the answer was not found in the collection "
         "and is unsure, the answer kept as its best guess. Off by default: the 1.5B model also says no to "
-        "answers its quotes state plainly (README, 'The yes/no check')",
+        "answers its quotes state plainly (docs/RESULTS.md, 'The answer checks')",
     )
     answer_samples: int = Field(
         4,
@@ -185,7 +185,7 @@ class BudgetSettings(Section):
         description="after an answer that passed every code check, the planner answers the question again from its "
         "cited quotes alone, once greedily and this many times sampled (one prompt, a few tokens a try); when too few "
         "of those answers name the run's answer, the run is unsure, the answer kept as its best guess (0 = off; "
-        "README, 'The agreement check')",
+        "docs/DESIGN.md, 'The agreement check')",
     )
     answer_agreement: float = Field(
         0.6,

@@ -10,7 +10,7 @@ stays the best guess, so a failed check costs the status, never the answer:
 - the agreement check (`budget.answer_samples`, on by default): the question is answered again
   from the cited quotes alone, once greedily and a few times sampled, without being shown the run's
   answer; too few of those answers naming it (`budget.answer_agreement`) is a doubt. Answers given
-  again that agree tell right from wrong far better than a verdict does (README, "The agreement
+  again that agree tell right from wrong far better than a verdict does (docs/DESIGN.md, "The agreement
   check").
 - the yes/no check (`budget.check_answer`, off): asked whether the quotes state the answer. The
   1.5B model says no to most answers, right or wrong.

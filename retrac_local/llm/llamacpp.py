@@ -68,7 +68,7 @@ def load_llama(
             if settings.n_gpu_layers != 0 and not llama_cpp.llama_supports_gpu_offload():
                 raise ModelError(
                     f"n_gpu_layers = {settings.n_gpu_layers} for {path.name}, but this llama-cpp-python build "
-                    "cannot offload to a GPU; rebuild it for your GPU (README, 'Using a GPU') or set n_gpu_layers = 0"
+                    "cannot offload to a GPU; rebuild it for your GPU (README, 'A GPU') or set n_gpu_layers = 0"
                 )
             # llama-cpp-python's own default is half the cores for generation: on 2 cores, one thread
             # (measured: 6.0 tok/s against 11.9 tok/s with both cores, 1.5B model).
