@@ -70,3 +70,41 @@ def test_each_kind_of_rule_gets_the_judgement_its_stage_allows() -> None:
     assert even["verdict"] == "no measurable effect"
     table = markdown([never, rounds, costs], "4 runs", {"n": 4, "same": 4, "same_status": 4})
     assert "| `answer.shorten` | answer | 4 of 4 | +0.500" in table and "4 of 4 runs" in table
+
+
+def test_a_question_run_again_with_a_rule_off_is_paired_with_its_full_run(tmp_path: Path) -> None:
+    from retrac_local.eval.ablation import _paired
+
+    full = [row(1, ["compress.anchor"]), row(2, ["compress.anchor"])]
+    again = row(1, []).model_copy(update={"answer": "y", "f1": 0.0, "status": RunStatus.UNSURE})
+    rerun = tmp_path / "results.jsonl"
+    rerun.write_text(again.line())
+    lines = _paired(full, rerun)
+    assert lines == [
+        {
+            "run_id": "q1",
+            "before": "x",
+            "before_f1": 1.0,
+            "before_status": "answered",
+            "after": "y",
+            "after_f1": 0.0,
+            "after_status": "unsure",
+        }
+    ]
+    judged = row_of(BY_NAME["compress.anchor"], full, 2, lines)
+    assert judged["right_on"] == 1 and judged["right_off"] == 0 and judged["verdict"] == "pays"
+
+
+def test_an_ablation_run_never_continues_a_full_one(isolated_home: Path) -> None:
+    from retrac_local.api import Retrac
+    from retrac_local.config import Settings
+    from retrac_local.eval.harness import fingerprint
+
+    questions = isolated_home / "q.jsonl"
+    questions.write_text('{"id": "1", "question": "q?", "answers": ["a"]}\n')
+    plain = fingerprint(Retrac(Settings(home=isolated_home)), questions, 5)
+    assert "rules_disabled" not in plain  # the evaluations recorded before the catalogue still match
+    off = fingerprint(
+        Retrac(Settings(home=isolated_home, rules={"disabled": ["answer.shorten"]})), questions, 5
+    )
+    assert off["rules_disabled"] == ["answer.shorten"]

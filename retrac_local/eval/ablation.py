@@ -6,8 +6,10 @@ The cores are spent where they tell something:
 - a rule of the `answer` or `status` stage acts after the rounds: the final answer of each stored run
   where it fired is made again with it off (`eval.replay`, from the run's last state, with
   `RETRAC_RULES__DISABLED`), and paired with the run's own answer;
-- a rule of an earlier stage (`search`, `compress`, `converge`) changes the rounds: it needs those
-  questions run again with it off (`retrac eval` on them alone), which the table says it waits for.
+- a rule of an earlier stage (`search`, `compress`, `converge`) changes the rounds: those questions
+  are run again with it off (`--rounds`: `retrac eval` on them alone, into OUT/RULE/, an hour or
+  more a rule on 2 cores), and paired with the rows of the full run; until then the table says it
+  waits for them.
 
 The replays run the code that made the runs: `--code-dir` names a checkout of it (a `git worktree`
 of the commit whose code version the rows carry), and each replay is a subprocess with that folder
@@ -80,6 +82,71 @@ def replay_rule(
     return [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def rerun_rule(
+    rows: list[EvalRow], rule: str, questions: Path, out: Path, code_dir: Path, scratch: Path
+) -> list[dict[str, Any]]:
+    """`rows`' questions run again, whole, with `rule` off (`retrac eval`, resumable, by the code in
+    `code_dir`), as replay-like lines: the full run's answer and status before, the new run's after."""
+    from retrac_local.config import PROJECT_MODELS_DIR
+
+    wanted = {r.id for r in rows}
+    scratch.mkdir(parents=True, exist_ok=True)
+    subset = scratch / f"{rule}.questions.jsonl"  # outside the project: evaluation data is not copied in
+    subset.write_text(
+        "".join(
+            line + "\n"
+            for line in questions.read_text(encoding="utf-8").splitlines()
+            if line.strip() and str(json.loads(line)["id"]) in wanted
+        ),
+        encoding="utf-8",
+    )
+    environment = dict(os.environ) | {
+        "PYTHONPATH": str(code_dir),
+        "RETRAC_MODELS_DIR": os.environ.get("RETRAC_MODELS_DIR", str(PROJECT_MODELS_DIR)),
+        "RETRAC_RULES__DISABLED": json.dumps([rule]),
+    }
+    folder = out / rule
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "retrac_local.cli.main",
+            "eval",
+            "--questions",
+            str(subset),
+            "--mode",
+            "retrac",
+            "--out",
+            str(folder),
+            "--report-name",
+            "ablation",
+            "--title",
+            f"{rule} off",
+        ],
+        env=environment,
+        check=True,
+    )
+    return _paired(rows, folder / "results.jsonl")
+
+
+def _paired(rows: list[EvalRow], rerun: Path) -> list[dict[str, Any]]:
+    """Each of `rows` beside its question's row in `rerun`, as replay lines are (before / after)."""
+    again = {r.id: r for r in retrac_rows([rerun])}
+    return [
+        {
+            "run_id": r.id,
+            "before": r.answer,
+            "before_f1": r.f1,
+            "before_status": str(r.status),
+            "after": again[r.id].answer,
+            "after_f1": again[r.id].f1,
+            "after_status": str(again[r.id].status),
+        }
+        for r in rows
+        if r.id in again
+    ]
+
+
 def _right(status: str, f1: float) -> bool:
     return status == "answered" and f1 >= RIGHT_F1
 
@@ -92,11 +159,12 @@ def row_of(
     if not fired:
         out["verdict"] = "never fired: changed nothing here"
         return out
-    if rule.stage not in AFTER_THE_ROUNDS:
-        out["verdict"] = f"needs its {len(fired)} question(s) run again with it off"
-        return out
     if lines is None:
-        out["verdict"] = "replay not run yet"
+        out["verdict"] = (
+            "replay not run yet"
+            if rule.stage in AFTER_THE_ROUNDS
+            else f"needs its {len(fired)} question(s) run again with it off"
+        )
         return out
     diff = difference(
         {r["run_id"]: r["after_f1"] for r in lines}, {r["run_id"]: r["before_f1"] for r in lines}
@@ -161,6 +229,17 @@ def main(argv: list[str] | None = None) -> None:
         "--code-dir", type=Path, default=None, help="a checkout of the code that made the runs"
     )
     parser.add_argument("--run", action="store_true", help="make the replays that are missing")
+    parser.add_argument(
+        "--rounds",
+        nargs="*",
+        default=None,
+        help="run again, with it off, the questions where each of these earlier-stage rules fired (all "
+        "of them when none is named); needs --questions",
+    )
+    parser.add_argument("--questions", type=Path, default=None, help="the questions file the runs answered")
+    parser.add_argument(
+        "--scratch", type=Path, default=Path("bench-out/ablation"), help="for question subsets"
+    )
     parser.add_argument("--table", type=Path, default=TABLE)
     args = parser.parse_args(argv)
     rows = retrac_rows(args.results)
@@ -169,8 +248,15 @@ def main(argv: list[str] | None = None) -> None:
     codes = sorted({r.code for r in rows})
     if len(codes) != 1:
         raise SystemExit(f"rows of several code versions ({', '.join(codes)}): ablate one at a time")
-    if args.run and args.code_dir is None:
-        raise SystemExit("--run needs --code-dir: a checkout of the code that made the runs")
+    if (args.run or args.rounds is not None) and args.code_dir is None:
+        raise SystemExit("--run and --rounds need --code-dir: a checkout of the code that made the runs")
+    if args.rounds is not None and args.questions is None:
+        raise SystemExit("--rounds needs --questions: the file the runs answered")
+    rerun = (
+        {r.name for r in RULES if r.stage not in AFTER_THE_ROUNDS}
+        if args.rounds == []
+        else set(args.rounds or [])
+    )
     reproduced = None
     if args.run or (args.out / "nothing-off.replay.jsonl").exists():
         sample = rows[:REPRODUCE]
@@ -191,6 +277,12 @@ def main(argv: list[str] | None = None) -> None:
                 lines = replay_rule(fired, [rule.name], path, args.code_dir)
             elif path.exists():
                 lines = _read(path)
+        elif fired:
+            done = args.out / rule.name / "results.jsonl"
+            if rule.name in rerun and args.code_dir and args.questions:
+                lines = rerun_rule(fired, rule.name, args.questions, args.out, args.code_dir, args.scratch)
+            elif done.exists():
+                lines = _paired(fired, done) or None
         table.append(row_of(rule, fired, len(rows), lines))
     runs = f"{len(rows)} Re-TRAC runs of retrac `{codes[0]}` ({', '.join(str(p) for p in args.results)})"
     args.table.write_text(markdown(table, runs, reproduced), encoding="utf-8")

@@ -62,7 +62,9 @@ def fingerprint(app: Any, questions_file: Path, rag_k: int) -> dict[str, Any]:
         "sampling": s.sampling.model_dump(mode="json"),
         "state_max_tokens": s.state_max_tokens,
         "rag_k": rag_k,
-    }
+    } | (
+        {"rules_disabled": sorted(s.rules.disabled)} if s.rules.disabled else {}
+    )  # an ablation never joins a full run
 
 
 def describe_questions(path: Path) -> str:
