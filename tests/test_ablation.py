@@ -95,12 +95,12 @@ def test_a_question_run_again_with_a_rule_off_is_paired_with_its_full_run(tmp_pa
     assert judged["right_on"] == 1 and judged["right_off"] == 0 and judged["verdict"] == "pays"
 
 
-def test_an_ablation_run_never_continues_a_full_one(isolated_home: Path) -> None:
+def test_an_ablation_run_never_continues_a_full_one(isolated_home: Path, tmp_path: Path) -> None:
     from retrac_local.api import Retrac
     from retrac_local.config import Settings
     from retrac_local.eval.harness import fingerprint
 
-    questions = isolated_home / "q.jsonl"
+    questions = tmp_path / "q.jsonl"
     questions.write_text('{"id": "1", "question": "q?", "answers": ["a"]}\n')
     plain = fingerprint(Retrac(Settings(home=isolated_home)), questions, 5)
     assert "rules_disabled" not in plain  # the evaluations recorded before the catalogue still match
