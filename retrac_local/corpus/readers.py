@@ -174,7 +174,8 @@ _HIDDEN_STYLE = re.compile(
 def visible_html(html: str) -> tuple[str, int]:
     """The page without what a browser does not show: elements marked `hidden` or
     `aria-hidden="true"`, styled `display: none`, `visibility: hidden` or a zero font size,
-    `<template>` and comments; and how many characters of text were left out. A page the parser
+    `<template>` and comments; and how many characters of text were left out (comments are not
+    counted: the extractor never read them as text). A page the parser
     cannot take is returned as it is (the extractor then reads it as before)."""
     try:
         import lxml.html
@@ -189,8 +190,7 @@ def visible_html(html: str) -> tuple[str, int]:
     for element in list(root.iter()):
         if element.getparent() is None:
             continue
-        if isinstance(element, etree._Comment):
-            hidden += len(element.text or "")
+        if isinstance(element, etree._Comment):  # never text to the extractor either: not counted
             element.drop_tree()
             continue
         if not isinstance(element.tag, str):
