@@ -62,10 +62,24 @@ def test_each_kind_of_rule_gets_the_judgement_its_stage_allows() -> None:
     assert "run again" in rounds["verdict"] and "f1_off_minus_on" not in rounds
     costs = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(i, 0.5, 1.0) for i in range(4)])
     assert costs["f1_off_minus_on"] == 0.5 and costs["verdict"] == "costs"  # off is better: the rule costs
-    pays = row_of(
-        BY_NAME["answer.shorten"], rows, 4, [replayed(i, 1.0, 1.0, "answered", "unsure") for i in range(4)]
+    lets_right_through = row_of(
+        BY_NAME["status.agreement"], rows, 4, [replayed(i, 1.0, 1.0, "answered", "unsure") for i in range(4)]
     )
-    assert pays["right_on"] == 4 and pays["right_off"] == 0 and pays["verdict"] == "pays"
+    assert lets_right_through["right_on"] == 4 and lets_right_through["right_off"] == 0
+    assert lets_right_through["verdict"] == "pays"  # off, 4 right answers would not be *answered*
+    holds_right_back = row_of(
+        BY_NAME["status.agreement"], rows, 4, [replayed(i, 1.0, 1.0, "unsure", "answered") for i in range(4)]
+    )
+    assert holds_right_back["verdict"] == "costs"  # on, it kept 4 right answers from being *answered*
+    holds_wrong_back = row_of(
+        BY_NAME["status.agreement"],
+        rows,
+        4,
+        [replayed(0, 1.0, 1.0, "unsure", "answered")]
+        + [replayed(i, 0.0, 0.0, "unsure", "answered") for i in range(1, 4)],
+    )
+    assert (holds_wrong_back["wrong_on"], holds_wrong_back["wrong_off"]) == (0, 3)
+    assert holds_wrong_back["verdict"] == "pays"  # 3 wrong kept back for 1 right
     even = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(i, 1.0, 1.0) for i in range(4)])
     assert even["verdict"] == "no measurable effect"
     table = markdown([never, rounds, costs], "4 runs", {"n": 4, "same": 4, "same_status": 4})

@@ -179,11 +179,17 @@ def row_of(
         "right_on": sum(_right(r["before_status"], r["before_f1"]) for r in lines),
         "right_off": sum(_right(r["after_status"], r["after_f1"]) for r in lines),
     }
-    pays = (diff["ci_high"] or 0) < 0 or out["right_off"] < out["right_on"]
-    costs = (diff["ci_low"] or 0) > 0 or out["right_off"] > out["right_on"]
-    out["verdict"] = (
-        "pays" if pays and not costs else "costs" if costs and not pays else "no measurable effect"
-    )
+    out["wrong_on"] = (
+        out["answered_on"] - out["right_on"]
+    )  # *answered*, and wrong: what a status promises not
+    out["wrong_off"] = out["answered_off"] - out["right_off"]
+    # What the rule does to *answered*: the wrong answers it keeps from being *answered*, less the
+    # right ones it keeps from it (a status rule changes no F1, only this).
+    held = (out["wrong_off"] - out["wrong_on"]) - (out["right_off"] - out["right_on"])
+    f1_pays, f1_costs = (diff["ci_high"] or 0) < 0, (diff["ci_low"] or 0) > 0
+    pays = f1_pays or (held > 0 and not f1_costs)
+    costs = f1_costs or (held < 0 and not f1_pays)
+    out["verdict"] = "pays" if pays else "costs" if costs else "no measurable effect"
     return out
 
 
@@ -205,18 +211,20 @@ def markdown(rows: list[dict[str, Any]], runs: str, reproduced: dict[str, Any] |
             "",
         ]
     lines += [
-        "| rule | stage | fired on | F1 off − on [95% CI] | *answered* on → off | right on → off | verdict |",
-        "|---|---|---|---|---|---|---|",
+        "| rule | stage | fired on | F1 off − on [95% CI] | *answered* on → off | right on → off | wrong on → off | verdict |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         if "f1_off_minus_on" in r:
             f1 = f"{r['f1_off_minus_on']:+.3f} [{r['ci_low']:+.3f}, {r['ci_high']:+.3f}]"
             ans = f"{r['answered_on']} → {r['answered_off']}"
             right = f"{r['right_on']} → {r['right_off']}"
+            wrong = f"{r['wrong_on']} → {r['wrong_off']}"
         else:
-            f1 = ans = right = "–"
+            f1 = ans = right = wrong = "–"
         lines.append(
-            f"| `{r['rule']}` | {r['stage']} | {r['fired']} of {r['of']} | {f1} | {ans} | {right} | {r['verdict']} |"
+            f"| `{r['rule']}` | {r['stage']} | {r['fired']} of {r['of']} | {f1} | {ans} | {right} | {wrong} "
+            f"| {r['verdict']} |"
         )
     return "\n".join(lines) + "\n"
 
