@@ -120,7 +120,7 @@ def markdown(summary: dict[str, Any]) -> str:
         for mode, m in s["modes"].items():
             share = f" ({m['answered_right_share']:.0%})" if m["answered_right_share"] is not None else ""
             lines.append(
-                f"| {name} | {mode} | {m['n']} | {_f(m['f1'])} | {_f(m['em'])} | {m['median_seconds']} | "
+                f"| {name} | {mode} | {m['n']} | {_f(m['f1'])} | {_f(m['em'])} | {_s(m['median_seconds'])} | "
                 f"{m['answered']} | {m['answered_right']}{share} |"
             )
     lines.append("")
@@ -137,6 +137,10 @@ def markdown(summary: dict[str, Any]) -> str:
 
 def _f(value: float | None) -> str:
     return "–" if value is None else f"{value:.3f}"
+
+
+def _s(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f}"
 
 
 def _rows(path: Path) -> list[EvalRow]:
