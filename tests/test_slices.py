@@ -49,10 +49,7 @@ def test_the_report_pools_both_slices_with_each_question_paired_to_itself(tmp_pa
     summary = pool(tmp_path)
     hot, cross, pooled = (summary["slices"][k] for k in ("hotpotqa", "crossdata", "pooled"))
     assert hot["questions"] == 1  # question 2 has no RAG row yet: not compared
-    assert (
-        hot["modes"]["retrac"] | {} == hot["modes"]["retrac"]
-        and hot["modes"]["retrac"]["answered_right"] == 1
-    )
+    assert hot["modes"]["retrac"]["answered_right"] == 1 and hot["modes"]["rag"]["answered"] == 1
     assert hot["paired"]["retrac-rag"]["f1_diff"] == 1.0 and cross["paired"]["retrac-rag"]["f1_diff"] == -1.0
     # the two datasets' question "1" are two questions, not one
     assert pooled["questions"] == 2 and pooled["paired"]["retrac-rag"]["f1_diff"] == 0.0
