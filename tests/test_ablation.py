@@ -82,7 +82,9 @@ def test_each_kind_of_rule_gets_the_judgement_its_stage_allows() -> None:
     assert holds_wrong_back["verdict"] == "pays"  # 3 wrong kept back for 1 right
     even = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(i, 1.0, 1.0) for i in range(4)])
     assert even["verdict"] == "no measurable effect"
-    table = markdown([never, rounds, costs], "4 runs", {"n": 4, "same": 4, "same_status": 4})
+    partly = row_of(BY_NAME["answer.shorten"], rows, 4, [replayed(0, 1.0, 1.0)])
+    table = markdown([never, rounds, costs, partly], "4 runs", {"n": 4, "same": 4, "same_status": 4})
+    assert "| 4 of 4 (1 compared) |" in table
     assert "| `answer.shorten` | answer | 4 of 4 | +0.500" in table and "4 of 4 runs" in table
 
 

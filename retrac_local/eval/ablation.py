@@ -222,9 +222,11 @@ def markdown(rows: list[dict[str, Any]], runs: str, reproduced: dict[str, Any] |
             wrong = f"{r['wrong_on']} → {r['wrong_off']}"
         else:
             f1 = ans = right = wrong = "–"
+        fired = f"{r['fired']} of {r['of']}"
+        if "replayed" in r and r["replayed"] != r["fired"]:
+            fired += f" ({r['replayed']} compared)"  # the others still wait for their replay or run
         lines.append(
-            f"| `{r['rule']}` | {r['stage']} | {r['fired']} of {r['of']} | {f1} | {ans} | {right} | {wrong} "
-            f"| {r['verdict']} |"
+            f"| `{r['rule']}` | {r['stage']} | {fired} | {f1} | {ans} | {right} | {wrong} | {r['verdict']} |"
         )
     return "\n".join(lines) + "\n"
 
