@@ -352,7 +352,7 @@ class Ingester:
         recorded, here = self.manifest.store(), self.store.uri
         if recorded == here:
             return
-        holds = self.store.exists() and self.store.count()[1] > 0
+        holds = self.store.exists() and self.store.table().count_rows() > 0  # chunks only: no scan
         moved = recorded is not None or (not holds and bool(self.manifest.paths()))
         if moved:
             report.moved_from = recorded or "(a store this manifest did not name)"

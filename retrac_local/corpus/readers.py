@@ -388,12 +388,12 @@ def _visible_page_text(page: Any) -> tuple[str, int]:
         runs.append((text, bool(hidden)))
 
     try:
-        page.extract_text(visitor_operand_before=before, visitor_text=visit)
+        whole = page.extract_text(visitor_operand_before=before, visitor_text=visit) or ""
     except Exception:  # a damaged page: read it as pypdf does, without the check
         return page.extract_text() or "", 0
     left_out = sum(len(t.strip()) for t, hidden in runs if hidden)
-    if not left_out:
-        return page.extract_text() or "", 0
+    if not left_out:  # the text pypdf gives, read once
+        return whole, 0
     return "".join(t if not hidden else ("\n" if t.endswith("\n") else "") for t, hidden in runs), left_out
 
 

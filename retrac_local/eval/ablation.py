@@ -57,12 +57,18 @@ def fired_on(rows: list[EvalRow], rule: Rule) -> list[EvalRow]:
 
 
 def replay_rule(
-    rows: list[EvalRow], disabled: list[str], out: Path, code_dir: Path, env: dict[str, str] | None = None
+    rows: list[EvalRow],
+    disabled: list[str],
+    out: Path,
+    code_dir: Path,
+    scratch: Path,
+    env: dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The replays of `rows` with the rules `disabled` off, in OUT (resumable), run by the code in
     `code_dir`."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    given = out.with_suffix(".results.jsonl")
+    scratch.mkdir(parents=True, exist_ok=True)
+    given = scratch / out.with_suffix(".results.jsonl").name  # the rows replayed: a copy, kept out of docs/
     given.write_text("".join(r.line() for r in rows), encoding="utf-8")
     from retrac_local.config import PROJECT_MODELS_DIR
 
@@ -271,7 +277,11 @@ def main(argv: list[str] | None = None) -> None:
     if args.run or (args.out / "nothing-off.replay.jsonl").exists():
         sample = rows[:REPRODUCE]
         path = args.out / "nothing-off.replay.jsonl"
-        again = replay_rule(sample, [], path, args.code_dir) if args.run and args.code_dir else _read(path)
+        again = (
+            replay_rule(sample, [], path, args.code_dir, args.scratch)
+            if args.run and args.code_dir
+            else _read(path)
+        )
         reproduced = {
             "n": len(again),
             "same": sum(r["after"] == r["before"] for r in again),
@@ -284,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
         lines: list[dict[str, Any]] | None = None
         if fired and rule.stage in AFTER_THE_ROUNDS:
             if args.run and args.code_dir:
-                lines = replay_rule(fired, [rule.name], path, args.code_dir)
+                lines = replay_rule(fired, [rule.name], path, args.code_dir, args.scratch)
             elif path.exists():
                 lines = _read(path)
         elif fired:

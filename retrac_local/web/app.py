@@ -101,14 +101,14 @@ async def _json_body(request: Request) -> dict[str, Any]:
             raise too_big
     try:
         data = json.loads(bytes(body) or b"{}")
+        if _depth(data) > MAX_JSON_DEPTH:
+            raise RecursionError
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise RetracError("the request body is not JSON") from e
-    except RecursionError as e:
+    except RecursionError as e:  # past the parser's own limit, or past ours
         raise RetracError("the request body is nested too deeply") from e
     if not isinstance(data, dict):
         raise RetracError("the request body must be a JSON object")
-    if _depth(data) > MAX_JSON_DEPTH:
-        raise RetracError("the request body is nested too deeply")
     _check_text(data)
     return data
 
@@ -380,8 +380,10 @@ def upload_limit_mb(settings: Settings) -> float:
 
 async def api_ingest(web: Web, request: Request) -> JSONResponse:
     """A folder or file on this machine (`{"path": …}`), or files uploaded as multipart form data."""
+    uploaded: list[Path] = []  # files this request saved: removed again if they go nowhere
     if request.headers.get("content-type", "").startswith("multipart/form-data"):
         paths, label = await _save_uploads(web, request)
+        uploaded = paths
     else:
         data = await _json_body(request)
         given = data.get("path")
@@ -401,7 +403,6 @@ async def api_ingest(web: Web, request: Request) -> JSONResponse:
         if not there:
             raise RetracError(f"{path} does not exist on this machine")
         paths, label = [path], str(path)
-    uploaded = [] if not request.headers.get("content-type", "").startswith("multipart/form-data") else paths
 
     def work(app: Retrac, emit: Callable[[dict[str, Any]], None]) -> None:
         try:
