@@ -194,6 +194,21 @@ class BudgetSettings(Section):
         description="the share of the answers given again from the cited quotes that must name the run's answer for it "
         "to stay answered (with answer_samples)",
     )
+    first_reading_samples: int = Field(
+        4,
+        ge=0,
+        le=16,
+        description="after the run's first search (the question itself), answers sampled from its passages beside the "
+        "greedy one; the run ends there when enough of them agree (first_reading_agreement) and the sentences "
+        "that state the answer, read alone, give it back (rule converge.first_reading; docs/DESIGN.md; 0 = off)",
+    )
+    first_reading_agreement: float = Field(
+        1.0,
+        gt=0.0,
+        le=1.0,
+        description="the share of the sampled answers from the first search's passages that must name the greedy "
+        "answer for the run to end after that search",
+    )
     max_seconds: float | None = Field(
         None, gt=0, le=7 * 86400, description="wall-clock budget of a run; empty = none"
     )

@@ -38,7 +38,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pyte
 
     A scripted run scripts every model call it makes. The agreement check's calls after an answer
     (`budget.answer_samples`) are scripted only by the tests about it (tests/test_answer_agreement.py),
-    so the fast tier turns it off unless a test sets it; the slow tier runs the defaults."""
+    and the first reading's after hop 0 (`budget.first_reading_samples`) only by
+    tests/test_first_reading.py, so the fast tier turns both off unless a test sets them; the slow
+    tier runs the defaults."""
     import os
 
     for key in list(os.environ):
@@ -48,6 +50,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pyte
     monkeypatch.setenv("RETRAC_HOME", str(home))
     if request.node.get_closest_marker("slow") is None:
         monkeypatch.setenv("RETRAC_BUDGET__ANSWER_SAMPLES", "0")
+        monkeypatch.setenv("RETRAC_BUDGET__FIRST_READING_SAMPLES", "0")
     return home
 
 

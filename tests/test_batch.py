@@ -60,7 +60,7 @@ def test_a_question_runs_in_the_workers_own_store_and_moves_whole_to_the_local_o
         constraints(),
         finish("Ada Vellacott"),
         update(facts=["The tower was designed by the civil engineer Ada Vellacott"], answer="Ada Vellacott"),
-        final("Ada Vellacott"),
+        final("Ada Vellacott", "E1"),
     )
     worker = BatchWorker(lambda: Retrac(home, planner=llm, compressor=llm, embedder=HashingEmbedder()))
     outcome = worker.run("k1", "Who designed the Karn Point Lighthouse?")

@@ -49,5 +49,9 @@ def test_only_a_budget_makes_a_budget_stop_and_only_an_answer_may_end_answered()
         StopReason.BUDGET_TOKENS,
         StopReason.BUDGET_STEPS,
     }
-    assert {r for r in StopReason if r.finished} == {StopReason.ANSWERED, StopReason.PLANNER_FINISHED}
+    assert {r for r in StopReason if r.finished} == {
+        StopReason.ANSWERED,
+        StopReason.PLANNER_FINISHED,
+        StopReason.FIRST_READING,
+    }
     assert StopReason("saturated") is StopReason.SATURATED and f"{RoundEnd.STEPS}" == "steps"

@@ -152,18 +152,3 @@ def test_a_finished_run_is_answered_again_from_its_last_state(
     assert len(llm.calls) == calls + 1  # one call: the rounds are not run again
     assert again.answer == "1849" and again.status == RunStatus.ANSWERED and again.rounds == first.rounds
     assert agent.store.run(first.run_id)["answer"] == "1849"
-
-
-def test_a_passage_that_states_the_answer_is_cited_when_the_model_cites_only_the_link(
-    settings: Settings, orrin: MemoryCorpus
-) -> None:
-    llm = ScriptedLLM().enqueue(
-        constraints(),
-        *ROUND_1,
-        update(facts=["Ada Vellacott designed the Karn Point Lighthouse"], next_plan=["find her birth year"]),
-        finish("1849"),
-        update(answer="1849"),
-        final("3 May 1849", "E1"),
-    )
-    _, result = run(make_agent(settings, orrin, llm, max_rounds=2))
-    assert [c.quote for c in result.citations][0] == BIRTH and result.caveat is None

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.events import StopReason
-from retrac_local.agent.linking import answer_evidence, backed, connected
+from retrac_local.agent.linking import answer_evidence, backed
 from retrac_local.agent.state import ResearchState
 from retrac_local.agent.verify import normalise
-from retrac_local.rules.book import RuleBook
 
 
 def answer_supported(state: ResearchState) -> bool:
@@ -21,23 +19,12 @@ def answer_supported(state: ResearchState) -> bool:
 
 
 def converged(
-    prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool, rules: RuleBook
+    prev: ResearchState, state: ResearchState, diff: StateDiff, planner_finished: bool
 ) -> StopReason | None:
-    """The reason to stop after this round, or None to go on. An answer of another kind than the
-    question asks (a name for "when"), or one the question itself states, is not an answer: the run
-    goes on (`converge.kind`); nor is one no evidence connects to the question (`converge.connected`)."""
+    """The reason to stop after this round, or None to go on. An answer no evidence connects to the
+    question, or of another kind than it asks, has an open question by then (`compress.open_question`):
+    only the planner's own finish ends such a run, and its status checks judge the answer."""
     supported = answer_supported(state)
-    would_stop = planner_finished or not state.uncertainties  # a check that blocks nothing does not fire
-    if supported and rules.on("converge.connected") and not connected(state):
-        if would_stop:
-            rules.fired("converge.connected", f"{state.answer!r} is not connected to the question yet")
-        supported = False
-    if supported and rules.on("converge.kind"):
-        wrong = wrong_kind_question(state.question, state.answer or "", state.evidence)
-        if wrong:
-            if would_stop:
-                rules.fired("converge.kind", wrong)
-            supported = False
     if supported and not state.uncertainties:
         return StopReason.ANSWERED
     if planner_finished and supported:

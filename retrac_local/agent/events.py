@@ -34,6 +34,7 @@ class StopReason(StrEnum):
     CONTEXT = "context"  # ReAct: the next step would overflow the model's context
     INVALID_ACTIONS = "invalid-actions"  # ReAct: invalid actions in a row
     SINGLE_PASS = "single-pass"  # RAG: one search, one answer
+    FIRST_READING = "first-reading"  # hop 0's passages held the answer (agent/firstreading.py)
 
     @property
     def budget(self) -> bool:
@@ -48,7 +49,7 @@ class StopReason(StrEnum):
     @property
     def finished(self) -> bool:
         """The run stopped because it holds an answer (the only reasons that may end *answered*)."""
-        return self in (StopReason.ANSWERED, StopReason.PLANNER_FINISHED)
+        return self in (StopReason.ANSWERED, StopReason.PLANNER_FINISHED, StopReason.FIRST_READING)
 
 
 class RoundEnd(StrEnum):
@@ -61,6 +62,7 @@ class RoundEnd(StrEnum):
     FINISH = "finish"  # the planner said finish
     FINISH_REFUSED = "finish-refused"  # finishes refused in a row (the budget asked for more calls)
     REPEATS = "repeats"  # the planner repeated a search and nothing else was left to search
+    FIRST_READING = "first-reading"  # hop 0's passages held the answer: the run ends after its first search
 
 
 @dataclass

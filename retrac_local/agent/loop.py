@@ -17,19 +17,28 @@ from collections.abc import Generator, Iterator
 from typing import Any
 
 from retrac_local import interrupt
-from retrac_local.agent import answercheck, candidates, conflicts, datecompare, linking, prompts, rereading
+from retrac_local.agent import (
+    answercheck,
+    candidates,
+    conflicts,
+    datecompare,
+    firstreading,
+    linking,
+    prompts,
+    rereading,
+)
 from retrac_local.agent.answers import (
     named_spans,
     names_nothing,
     restates_question,
     shorten,
-    unsupported,
     wrong_kind_question,
 )
 from retrac_local.agent.candidates import PickArgs, planner_action_schema
 from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
+from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.events import (
     Citation,
     Converged,
@@ -208,6 +217,12 @@ class ResearchAgent:
             end = record.end_reason = yield from self._play_round(state, record, progress)
             slots += 1
             progress.slots_used += 1
+            if end == RoundEnd.FIRST_READING and progress.first_reading is not None:
+                state, compressed = self._commit_first_reading(run_id, state, record, progress, round_start)
+                yield compressed
+                stop_reason = StopReason.FIRST_READING
+                yield Converged(stop_reason)
+                break
             new_tokens = self._new_tokens(record, progress)
             if (
                 end == RoundEnd.STEPS
@@ -270,7 +285,7 @@ class ResearchAgent:
         calls = self.meter.drain()
         state_tokens = self.compressor.count_tokens(new_state.render())
         reason = (
-            converged(state, new_state, outcome.diff, end == RoundEnd.FINISH, progress.rules)
+            converged(state, new_state, outcome.diff, end == RoundEnd.FINISH)
             if progress.tool_calls >= budget.min_tool_calls
             else None
         )
@@ -340,8 +355,8 @@ class ResearchAgent:
         rules = progress.rules
         rules.round = record.iteration
         calls_before = record.tool_calls
-        if not record.steps:
-            yield from self._code_opens(state, record, toolbox, rules)
+        if not record.steps and (yield from self._code_opens(state, record, toolbox, progress)):
+            return RoundEnd.FIRST_READING
         intro, messages = self._round_opening(state, record)
         trajectory_tokens, invalid, refused = (
             sum(self.planner.count_tokens(s.render()) for s in record.steps),
@@ -415,14 +430,121 @@ class ResearchAgent:
         return RoundEnd.STEPS
 
     def _code_opens(
-        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox, rules: RuleBook
-    ) -> Iterator[Event]:
-        """The searches code makes before the planner's first step of a run (`_opening_searches`)."""
-        for query, gap, offered in self._opening_searches(state, record, toolbox, rules):
+        self, state: ResearchState, record: RoundRecord, toolbox: Toolbox, progress: RunProgress
+    ) -> Generator[Event, None, bool]:
+        """The searches code makes before the planner's first step of a run (`_opening_searches`);
+        True when the first of a run, the question itself, already held the answer (the run ends)."""
+        for query, gap, offered in self._opening_searches(state, record, toolbox, progress.rules):
             step = self._search(record, toolbox, state.question, query, by="code", gap=gap, offered=offered)
             yield StepTaken(
                 record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
             )
+            hop0 = state.iteration == 0 and len(record.steps) == 1 and query == state.question
+            if hop0 and self._first_reading(state, step, progress):
+                return True
+        return False
+
+    def _first_reading(self, state: ResearchState, step: Step, progress: RunProgress) -> bool:
+        """Whether hop 0's passages already hold the answer (agent/firstreading.py): the answers
+        from them agree, the sentences that state it give it back read alone, and the status checks
+        of any answer pass on them. The reading is kept on `progress` either way."""
+        rules = progress.rules
+        budget = self.settings.budget
+        if not budget.first_reading_samples or not rules.on("converge.first_reading"):
+            return False
+        if step.error or not step.chunks:
+            return False
+        self.meter.purpose = "first-reading"
+        reading = firstreading.read(
+            self.planner,
+            self.system_prompt,
+            state.question,
+            step.chunks[: self.settings.retrieval.first_k],
+            choices=state.asked.options if rules.on("answer.options") else (),
+            samples=budget.first_reading_samples,
+            needed=budget.first_reading_agreement,
+            check_needed=budget.answer_agreement,
+            max_tokens=self.settings.sampling.answer_max_tokens,
+            relevance=self.relevance,
+        )
+        progress.first_reading = reading
+        self.meter.purpose = "action"
+        if not reading.holds:
+            return False
+        settled = _read_first(state, reading, state.iteration + 1)
+        citations = [c for c in (self._checked(e) for e in settled.evidence) if c is not None]
+        # The status checks of every answer, on a scratch book: a check that fails here sends the
+        # run on to research, and is not one of the run's firings.
+        caveat = self._caveat(settled, settled.answer, citations, RuleBook(self.settings.rules.disabled))
+        if caveat or not citations:
+            reading.holds, reading.why_not = False, caveat or "no citation checked"
+            return False
+        rules.fired(
+            "converge.first_reading",
+            f"ended after hop 0 on {reading.answer!r}: {reading.agreement:.2f} of the sampled answers and "
+            f"{reading.check:.2f} of the cited sentences' answers name it",
+        )
+        return True
+
+    def _commit_first_reading(
+        self,
+        run_id: str,
+        state: ResearchState,
+        record: RoundRecord,
+        progress: RunProgress,
+        round_start: float,
+    ) -> tuple[ResearchState, RoundCompressed]:
+        """The first round stored as it ended, after hop 0: no compression, the state the sentences
+        that state the answer and the answer itself."""
+        assert progress.first_reading is not None
+        new_state = _read_first(state, progress.first_reading, record.iteration)
+        diff = StateDiff(
+            evidence_added=[e.id for e in new_state.evidence],
+            answer_before=state.answer,
+            answer_after=new_state.answer,
+        )
+        calls = self.meter.drain()
+        state_tokens = self.compressor.count_tokens(new_state.render())
+        stats: RoundStats = {
+            "seconds": round(time.perf_counter() - round_start, 3),
+            "tool_calls": record.tool_calls,
+            "end_reason": RoundEnd.FIRST_READING,
+            "slots": 1,
+            "new_tokens": 0,
+            "llm_calls": len(calls),
+            "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+            "completion_tokens": sum(c["completion_tokens"] for c in calls),
+            "state_tokens": state_tokens,
+            "sentences_left_out": 0,
+            "compression_attempts": [],
+            "rejected": [],
+            "compression_failed": False,
+            "stop_reason": StopReason.FIRST_READING,
+            "rules": progress.rules.take(),
+        }
+        self.store.save_round(
+            run_id,
+            record.iteration,
+            new_state.model_dump(),
+            record.to_dict(),
+            diff.model_dump(),
+            stats,
+            calls,
+        )
+        compressed = RoundCompressed(
+            record.iteration,
+            record.tool_calls,
+            RoundEnd.FIRST_READING,
+            diff.summary(),
+            new_state.answer,
+            len(new_state.evidence),
+            state_tokens,
+            False,
+            stats["prompt_tokens"],
+            stats["completion_tokens"],
+            round(sum(c["seconds"] for c in calls), 2),
+        )
+        return new_state, compressed
 
     def _round_opening(self, state: ResearchState, record: RoundRecord) -> tuple[list[str], list[Message]]:
         """What the planner's first prompt of the round opens with (the state, and the texts of the
@@ -622,11 +744,16 @@ class ResearchAgent:
             rules.fired("answer.options", f"{state.answer!r} read as the option {answer!r}")
         cited: list[str] = []
         chunks = self._run_chunks(run_id)
+        first = stop_reason == StopReason.FIRST_READING  # answered and checked from hop 0's passages
         decided = (
-            datecompare.decide(state.question, chunks) if named and rules.on("answer.date_compare") else None
+            datecompare.decide(state.question, chunks)
+            if named and rules.on("answer.date_compare") and not first
+            else None
         )
-        found = [] if decided else self._reread(state, chunks, run_id)
-        if decided:  # two dates compared by code: no model call, the two sentences are the evidence
+        found = [] if decided or first else self._reread(state, chunks, run_id)
+        if first:
+            cited = [e.id for e in state.evidence if e.round == state.iteration]
+        elif decided:  # two dates compared by code: no model call, the two sentences are the evidence
             rules.fired("answer.date_compare", f"decided {decided.answer!r} from the dates of both options")
             answer = decided.answer
             state, cited = _cite_dated(state, decided)
@@ -652,7 +779,7 @@ class ResearchAgent:
         if status == RunStatus.UNSURE and caveat is None:
             caveat = _stopped_early(state, stop_reason)
         confident = answer if status == RunStatus.ANSWERED else None
-        if confident and not decided:
+        if confident and not decided and not first:
             doubt = self._doubt(state.question, confident, citations, choices, rules)
             if doubt:
                 caveat, status = doubt, RunStatus.UNSURE
@@ -757,13 +884,7 @@ class ResearchAgent:
         except (StructuredOutputError, ContextOverflowError):
             return None
         answer = parsed.answer.strip() or state.answer
-        refs = list(parsed.evidence_ids)
-        if rules.on("answer.stating_quote"):
-            led = _with_statement(answer, refs, state, found)
-            if led != refs:
-                rules.fired("answer.stating_quote", f"cited {led[0]}, which states {answer!r}")
-            refs = led
-        return (answer, *rereading.cite(state, found, refs))
+        return (answer, *rereading.cite(state, found, list(parsed.evidence_ids)))
 
     def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
         generation = self.planner.generate(
@@ -812,7 +933,7 @@ class ResearchAgent:
         state: ResearchState, answer: str | None, citations: list[Citation], rules: RuleBook
     ) -> str | None:
         """Why the answer is not to be trusted as it stands, or None: no verified evidence states
-        it, it names what its cited evidence does not state, or it is not of the kind the question
+        it, or it is not of the kind the question
         asks (a bare yes or no to "which …?" is nothing found)."""
         if not answer:
             return None
@@ -824,14 +945,6 @@ class ResearchAgent:
                 "not found: no verified evidence states this answer; it is the best guess from what was read"
             )
         cited = {c.evidence_id for c in citations}
-        missing = (
-            unsupported(answer, [e for e in state.evidence if e.id in cited])
-            if rules.on("status.unsupported")
-            else []
-        )
-        if missing:
-            rules.fired("status.unsupported", f"not in the cited evidence: {', '.join(missing)}")
-            return f"the answer states what its cited evidence does not: {', '.join(missing)}"
         disputed = (
             [c for c in state.conflicts if cited & set(c.evidence_ids)]
             if rules.on("status.sources_disagree")
@@ -873,17 +986,6 @@ class ResearchAgent:
         """Citations are checked by code: the quote must occur in the stored chunk, now."""
         by_id = state.evidence_by_id()
         chosen = [by_id[i] for i in dict.fromkeys(cited) if i in by_id]
-        if not chosen and rules.on("answer.cite_by_text"):
-            if answer:
-                key = normalise(answer).lower()
-                chosen = [
-                    e for e in state.evidence if key and key in normalise(e.quote + " " + e.fact).lower()
-                ]
-            if not chosen:
-                linked = {i for c in state.conclusions for i in c.evidence_ids}
-                chosen = [e for e in state.evidence if e.id in linked]
-            if chosen:
-                rules.fired("answer.cite_by_text", "cited " + ", ".join(e.id for e in chosen[:MAX_CITATIONS]))
         checked = [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
         if not rules.on("answer.bridge_citation"):
             return checked
@@ -925,6 +1027,25 @@ _WHY_STOPPED = {
 }
 
 
+def _read_first(state: ResearchState, reading: firstreading.FirstReading, iteration: int) -> ResearchState:
+    """The state a run ends with after hop 0: the sentences that state the answer as its evidence
+    (quoted as stored, so verified by construction), and the answer."""
+    evidence = list(state.evidence)
+    for sentence in reading.stating:
+        evidence.append(
+            Evidence(
+                id=next_evidence_id(evidence),
+                fact=sentence.text,
+                source=sentence.chunk.chunk_id,
+                quote=sentence.text,
+                verified="yes",
+                round=iteration,
+                title=sentence.chunk.subject,
+            )
+        )
+    return state.model_copy(update={"evidence": evidence, "answer": reading.answer, "iteration": iteration})
+
+
 def _stopped_early(state: ResearchState, stop_reason: StopReason) -> str:
     """Why an answer whose checks all passed is still *unsure*: the research stopped on its own
     (a repeated plan, a round with nothing new) before its state held the answer settled, and what
@@ -932,23 +1053,6 @@ def _stopped_early(state: ResearchState, stop_reason: StopReason) -> str:
     why = _WHY_STOPPED.get(stop_reason, f"it stopped ({stop_reason})")
     open_ = f"; still open: {state.uncertainties[0]}" if state.uncertainties else ""
     return f"not settled: the research stopped because {why}, before the evidence was shown to answer the question{open_}"
-
-
-def _with_statement(
-    answer: str | None, refs: list[str], state: ResearchState, found: list[Sentence]
-) -> list[str]:
-    """The answer's citations, led by a quote that states it when the ones the model chose do not
-    (small models cite the evidence that led to the answer, not the sentence that gives it): the
-    first piece of evidence whose quote holds the answer, else the first such passage."""
-    key = normalise(answer or "").lower().rstrip(".")
-    if not key or key in ("yes", "no"):
-        return refs
-    texts = {e.id: f"{e.title} {e.quote}" for e in state.evidence}
-    texts |= {i: f"{s.chunk.subject} {s.text}" for i, s in zip(rereading.ids(found), found, strict=True)}
-    stating = [i for i, text in texts.items() if key in normalise(text).lower()]
-    if not stating or any(i in stating for i in refs):
-        return refs
-    return [stating[0], *refs]
 
 
 def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[ResearchState, list[str]]:

@@ -4,6 +4,7 @@ starts and when it resumes, so that the agent keeps nothing of a run between run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from retrac_local.agent.toolbox import Toolbox
 from retrac_local.agent.tools import tool_names
@@ -11,6 +12,9 @@ from retrac_local.config import Settings
 from retrac_local.corpus.base import Corpus
 from retrac_local.records import StoredRound
 from retrac_local.rules.book import RuleBook
+
+if TYPE_CHECKING:
+    from retrac_local.agent.firstreading import FirstReading
 
 
 @dataclass
@@ -20,6 +24,7 @@ class RunProgress:
     slots_used: int = 0  # round slots spent, carried ones included: at most budget.max_rounds
     seen_chunks: set[str] = field(default_factory=set)  # chunks the run's committed rounds returned
     rules: RuleBook = field(default_factory=RuleBook)  # the round's firings, stored with the round
+    first_reading: FirstReading | None = None  # what hop 0's passages answered, when read this session
 
     @classmethod
     def of(cls, corpus: Corpus, settings: Settings, rounds: list[StoredRound]) -> RunProgress:

@@ -138,12 +138,7 @@ def most_relevant(
     """The `max_sentences` sentences of `chunks` that bear most on the question and the searches,
     in reading order, and all the informative sentences they were chosen from (`leave_out`: ones
     not to offer, e.g. those already quoted)."""
-    candidates = [
-        Sentence(c, text)
-        for c in chunks
-        for text in sentences(c.text)
-        if _informative(text) and not leave_out(text)
-    ]
+    candidates = [s for s in informative_sentences(chunks) if not leave_out(s.text)]
     if not candidates:
         return [], []
     texts = [f"{s.chunk.subject}: {s.text}" for s in candidates]
@@ -186,6 +181,11 @@ MAX_SENTENCES_PER_TEXT = 3
 NUMBER_BONUS = 0.1
 MAX_ACTIONS_SHOWN = 8  # of a long (carried) round: the first KEEP_FIRST_ACTIONS and the latest ones
 KEEP_FIRST_ACTIONS = 2
+
+
+def informative_sentences(chunks: list[Chunk]) -> list[Sentence]:
+    """The sentences of `chunks` that state something, in reading order."""
+    return [Sentence(c, text) for c in chunks for text in sentences(c.text) if _informative(text)]
 
 
 def _informative(sentence: str) -> bool:

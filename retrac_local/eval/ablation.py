@@ -36,9 +36,14 @@ from retrac_local.eval.method import RIGHT_F1
 from retrac_local.eval.rows import EvalRow, read_rows
 from retrac_local.eval.summary import difference
 from retrac_local.rules.catalogue import RULES, Rule
+from retrac_local.rules.removed import REMOVED
 
 AFTER_THE_ROUNDS = ("answer", "status")
 REPRODUCE = 6  # runs replayed with nothing off, to see how far a replay gives back its run
+# Rules whose measurement is not an ablation of these runs (they came after them): where it is.
+MEASURED_APART = {
+    "converge.first_reading": "its threshold curve against the stored runs, docs/eval/tuning/first-reading/",
+}
 TABLE = Path(__file__).resolve().parents[2] / "docs" / "eval" / "rules.md"
 
 
@@ -162,6 +167,9 @@ def row_of(
 ) -> dict[str, Any]:
     """One line of the table: with `lines` (its replays) the paired change of turning it off."""
     out: dict[str, Any] = {"rule": rule.name, "stage": rule.stage, "fired": len(fired), "of": total}
+    if not fired and rule.name in MEASURED_APART:
+        out["verdict"] = f"newer than these runs; measured apart: {MEASURED_APART[rule.name]}"
+        return out
     if not fired:
         out["verdict"] = "never fired: changed nothing here"
         return out
@@ -234,6 +242,16 @@ def markdown(rows: list[dict[str, Any]], runs: str, reproduced: dict[str, Any] |
         lines.append(
             f"| `{r['rule']}` | {r['stage']} | {fired} | {f1} | {ans} | {right} | {wrong} | {r['verdict']} |"
         )
+    lines += [
+        "",
+        "## Removed",
+        "",
+        "Rules taken out of the catalogue, with the row that took them out (retrac_local/rules/removed.py).",
+        "",
+        "| rule | stage | what it did | measured | why it went |",
+        "|---|---|---|---|---|",
+        *(f"| `{r.name}` | {r.stage} | {r.did} | {r.measured} | {r.why} |" for r in REMOVED),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -68,7 +68,9 @@ SECTIONS = (
 )
 # Settings added since tapes were first recorded, at the value that behaves as the code before them
 # did: a tape without one was recorded without it, and plays so.
-ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {"budget": {"answer_samples": 0}}
+ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {
+    "budget": {"answer_samples": 0, "first_reading_samples": 0}
+}
 # What a run writes that tapes recorded before it lack: compared only where the tape has it.
 RESULT_KEYS_ADDED = ("rules_fired", "rule_log", "asked")
 ROUND_STATS_ADDED = ("rules",)
