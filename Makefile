@@ -44,7 +44,7 @@ LONG_LIMIT ?= 5
 LONG_OUT ?= $(CURDIR)/docs/eval/hotpotqa-horizon
 RETRAC = $(VENV)/bin/retrac
 
-.PHONY: help setup models demo test test-fast lint clean llama-wheel rules-doc eval-report eval-tune figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-embedding bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
+.PHONY: help setup models demo test test-fast lint clean llama-wheel rules-doc eval-report eval-tune manuals-docs eval-manuals figures bench bench-speed bench-builds bench-retrieval bench-ingest bench-embedding bench-hops bench-scale bench-batch llama-server record-runs readme-tables prove-alike eval eval-wide eval-split eval-unanswerable eval-long eval-long-docs eval-corpus chromium
 
 help:  ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-12s %s\n", $$1, $$2}'
@@ -142,6 +142,23 @@ eval-tune: eval-corpus  ## Re-TRAC and RAG on the tuning slices (crossdata 1-60,
 	RETRAC_HOME=$(EVAL_HOME) $(RETRAC) eval --questions $(EVAL_DIR)/hotpotqa_dev.jsonl --offset 100 --limit $(TUNE_LIMIT) \
 		--mode $(REPORT_MODES) --out $(TUNE_OUT)/hotpotqa --report-name hotpotqa --title "HotpotQA dev 101-$$((100 + $(TUNE_LIMIT))) (tuning)"
 	$(PY) -m retrac_local.eval.slices $(TUNE_OUT) --role tuning
+
+# The manuals evaluation: the project's own questions over three manuals installed from Debian packages.
+MANUALS_HOME ?= $(BENCH_DIR)/manuals-home
+MANUALS_OUT ?= $(CURDIR)/docs/eval/manuals
+MANUALS_DOCS = /usr/share/doc/valgrind/html /usr/share/doc/sqlite3 /usr/share/doc/git-doc
+manuals-docs:  ## the manuals of the manuals evaluation: valgrind (HTML), sqlite3-doc, git-doc (needs root or sudo)
+	@[ -d /usr/share/doc/valgrind/html ] && [ -f /usr/share/doc/sqlite3/index.html ] && [ -d /usr/share/doc/git-doc ] || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq valgrind sqlite3-doc git-doc; }
+
+eval-manuals: $(VENV)/.installed manuals-docs  ## Re-TRAC and RAG on both halves of corpora/manuals/questions.jsonl, pooled into docs/eval/manuals/summary.json (hours)
+	RETRAC_HOME=$(MANUALS_HOME) $(RETRAC) ingest $(MANUALS_DOCS)
+	RETRAC_HOME=$(MANUALS_HOME) $(RETRAC) eval --questions corpora/manuals/questions.jsonl --limit 30 \
+		--mode $(REPORT_MODES) --out $(MANUALS_OUT)/tuning --report-name tuning --title "Manuals, questions 1-30 (tuning)"
+	RETRAC_HOME=$(MANUALS_HOME) $(RETRAC) eval --questions corpora/manuals/questions.jsonl --offset 30 --limit 30 \
+		--mode $(REPORT_MODES) --out $(MANUALS_OUT)/report --report-name report --title "Manuals, questions 31-60 (report)"
+	$(PY) -m retrac_local.eval.manuals $(MANUALS_OUT)
 
 rules-doc: $(VENV)/.installed  ## write docs/RULES.md from the rules catalogue
 	$(PY) -m retrac_local.rules.doc > docs/RULES.md

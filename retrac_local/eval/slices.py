@@ -99,7 +99,7 @@ def pool(
     folder: Path, slices: tuple[Slice, ...] = REPORT, modes: tuple[str, ...] = ("retrac", "rag")
 ) -> dict[str, Any]:
     """summary.json of the slices under `folder` (each slice's rows in folder/NAME/results.jsonl)."""
-    found = {s.name: _rows(folder / s.name / "results.jsonl") for s in slices}
+    found = {s.name: rows_in(folder / s.name / "results.jsonl") for s in slices}
     present = [m for m in modes if any(r.mode == m for rows in found.values() for r in rows)]
     # a question id is namespaced by its slice, so the pooled pairing never joins two datasets' ids
     pooled = [r.model_copy(update={"id": f"{name}:{r.id}"}) for name, rows in found.items() for r in rows]
@@ -143,7 +143,7 @@ def _s(value: float | None) -> str:
     return "–" if value is None else f"{value:.0f}"
 
 
-def _rows(path: Path) -> list[EvalRow]:
+def rows_in(path: Path) -> list[EvalRow]:
     if not path.is_file():
         return []
     return read_rows(path.read_text(encoding="utf-8").splitlines(), str(path))
