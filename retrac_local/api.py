@@ -14,10 +14,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from retrac_local.agent.events import Event, RunFinished, RunResult
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.memory import RunMemory
 from retrac_local.config import Settings, check_context, load_settings
+from retrac_local.contract.events import Event, RunFinished, RunResult
 from retrac_local.corpus.base import Hit
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.corpus.ingest import Ingester, IngestReport, ProgressFn

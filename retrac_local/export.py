@@ -112,7 +112,7 @@ def _conflicts(state: dict[str, Any]) -> list[str]:
     if not state.get("conflicts"):
         return []
     from retrac_local.agent.conflicts import describe
-    from retrac_local.agent.state import ResearchState
+    from retrac_local.contract.state import ResearchState
 
     parsed = ResearchState.model_validate(state)
     return [describe(c, parsed) for c in parsed.conflicts]

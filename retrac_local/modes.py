@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from retrac_local.agent.events import RunResult
+    from retrac_local.contract.events import RunResult
     from retrac_local.eval.questions import EvalQuestion
 
 MODES = ("retrac", "react", "rag")
@@ -16,8 +16,8 @@ Runner = Callable[["EvalQuestion"], "RunResult"]
 
 def baseline_runner(app: Any, mode: str, rag_k: int) -> Runner:
     """ReAct or RAG on the app's planner, tools and corpus (they keep no run store)."""
-    from retrac_local.agent.rag import RagAnswerer
-    from retrac_local.agent.react import ReactAgent
+    from retrac_local.baselines.rag import RagAnswerer
+    from retrac_local.baselines.react import ReactAgent
 
     planner, _ = app.llms()
     if mode == "react":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrac_local.agent.events import RunStatus
+from retrac_local.contract.events import RunStatus
 from retrac_local.eval.ablation import fired_on, markdown, retrac_rows, row_of
 from retrac_local.eval.rows import EvalRow
 from retrac_local.rules.catalogue import BY_NAME

@@ -8,8 +8,8 @@ import pytest
 
 from retrac_local.agent import answercheck
 from retrac_local.agent.answercheck import NOT_STATED, agreement, doubt, reanswers, same_answer
-from retrac_local.agent.events import Citation, RunStatus
 from retrac_local.config import Settings
+from retrac_local.contract.events import Citation, RunStatus
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from tests.test_answer_check import answered_run

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.events import RunStatus
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStatus
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval.hidden import says_not_found
 from retrac_local.eval.rows import EvalRow

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.answers import (
+from retrac_local.agent.question import parse
+from retrac_local.contract.state import Evidence
+from retrac_local.rules.answers import (
     fits,
     is_person,
     is_thing,
@@ -14,8 +16,6 @@ from retrac_local.agent.answers import (
     unsupported,
     wrong_kind_question,
 )
-from retrac_local.agent.question import parse
-from retrac_local.agent.state import Evidence
 
 
 @pytest.mark.parametrize(

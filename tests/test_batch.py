@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from retrac_local.agent.events import RunStatus
 from retrac_local.api import Retrac
 from retrac_local.batch.driver import Batch
 from retrac_local.batch.questions import load_batch_questions
@@ -24,6 +23,7 @@ from retrac_local.batch.results import ResultsFile, failed_line
 from retrac_local.batch.transfer import read_run
 from retrac_local.batch.worker import BatchWorker
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStatus
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.errors import RetracError
 from retrac_local.llm.fake import ScriptedLLM

@@ -4,7 +4,7 @@ question names (`linking.bridge`), with invented entities."""
 from __future__ import annotations
 
 from retrac_local.agent.linking import bridge
-from retrac_local.agent.state import Evidence, ResearchState
+from retrac_local.contract.state import Evidence, ResearchState
 
 Q = "Which river runs past the birthplace of the composer of the Tessaly Overture?"
 

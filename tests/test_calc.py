@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from retrac_local.agent.calc import CalcError, calculate
-from retrac_local.agent.tools import CalculateArgs, CalculateTool
+from retrac_local.contract.tools import CalculateArgs, CalculateTool
 
 
 @pytest.mark.parametrize(

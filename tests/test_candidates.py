@@ -4,8 +4,8 @@ texts, the question's names, and the plan; never a search the run has made."""
 from __future__ import annotations
 
 from retrac_local.agent.candidates import Candidate, chosen, compact, leads, propose, render
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.toolbox import query_key
+from retrac_local.contract.state import Evidence, ResearchState
 from retrac_local.corpus.fake import MemoryCorpus
 
 Q = "In which year was the engineer who designed the Karn Point Lighthouse born?"

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.question import parse
-from retrac_local.agent.rag import RagAnswerer
-from retrac_local.agent.react import ReactAgent
-from retrac_local.agent.schemas import FinalAnswer, ShortAnswer
+from retrac_local.baselines.rag import RagAnswerer
+from retrac_local.baselines.react import ReactAgent
 from retrac_local.config import Settings
+from retrac_local.contract.schemas import FinalAnswer, ShortAnswer
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import StructuredOutputError
 from retrac_local.llm.base import Generation, Usage, parse_structured
 from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.rules.choices import held_to, pick
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, final, finish, search, update
 

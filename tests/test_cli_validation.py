@@ -100,8 +100,8 @@ def test_a_second_ingest_into_the_same_collection_stops_with_a_clear_message(tmp
 def test_an_error_in_the_middle_of_a_run_is_one_line_that_says_how_to_continue() -> None:
     import click
 
-    from retrac_local.agent.events import RunStarted
     from retrac_local.cli.main import _run
+    from retrac_local.contract.events import RunStarted
     from retrac_local.errors import ModelError
 
     def events():

@@ -10,9 +10,9 @@ from retrac_local.agent.compress import (
     compress,
     flag_unconnected,
 )
-from retrac_local.agent.schemas import StateUpdate
-from retrac_local.agent.state import Conclusion, Evidence, ResearchState
 from retrac_local.agent.trajectory import RoundRecord, Sentence, Step, render_for_compression
+from retrac_local.contract.schemas import StateUpdate
+from retrac_local.contract.state import Conclusion, Evidence, ResearchState
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM

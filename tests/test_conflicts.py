@@ -4,10 +4,10 @@ and the report, and an answer resting on one side is unsure with the reason."""
 from __future__ import annotations
 
 from retrac_local.agent.conflicts import find_conflicts
-from retrac_local.agent.events import RunStatus
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.state import Evidence
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStatus
+from retrac_local.contract.state import Evidence
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.export import build, render
 from retrac_local.llm.fake import ScriptedLLM

@@ -11,10 +11,10 @@ from retrac_local.agent.convergence import answer_supported, converged
 from retrac_local.agent.diff import diff_states
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.question import parse
-from retrac_local.agent.schemas import action_schema
-from retrac_local.agent.state import Conclusion, Evidence, ResearchState
-from retrac_local.agent.tools import tool_descriptions
 from retrac_local.config import Settings
+from retrac_local.contract.schemas import action_schema
+from retrac_local.contract.state import Conclusion, Evidence, ResearchState
+from retrac_local.contract.tools import tool_descriptions
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from retrac_local.agent.datecompare import When, decide
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.question import parse
-from retrac_local.agent.schemas import ConstraintsDraft, StateUpdate
 from retrac_local.config import Settings
+from retrac_local.contract.schemas import ConstraintsDraft, StateUpdate
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
+from retrac_local.rules.datecompare import When, decide
 from retrac_local.runstore import RunStore
 from tests.scripts import constraints, update
 

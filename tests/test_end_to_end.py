@@ -58,7 +58,7 @@ def test_real_embeddings_find_the_right_document(demo_home: Path, monkeypatch: p
 
 
 def test_constrained_json_on_a_real_model_and_its_grammar_cache(tmp_path: Path) -> None:
-    from retrac_local.agent.schemas import action_schema
+    from retrac_local.contract.schemas import action_schema
     from retrac_local.llm.llamacpp import LlamaCppLLM
     from retrac_local.llm.structured import SchemaConstrainer
 

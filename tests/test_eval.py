@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from retrac_local.agent.events import RunResult, RunStatus
-from retrac_local.agent.rag import RagAnswerer
-from retrac_local.agent.react import ReactAgent
-from retrac_local.agent.schemas import ShortAnswer
+from retrac_local.baselines.rag import RagAnswerer
+from retrac_local.baselines.react import ReactAgent
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunResult, RunStatus
+from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import RetracError
 from retrac_local.eval.codehash import closure, mode_version
@@ -289,8 +289,8 @@ def test_each_mode_is_hashed_over_the_code_it_imports(tmp_path: Path) -> None:
             "agent/__init__.py": "",
             "config.py": "x = 1\n",
             "agent/loop.py": "from retrac_local.agent import policy\nprompts.render('finalize', a=1)\n",
-            "agent/react.py": "def f():\n    from retrac_local.agent.policy import X\n",
-            "agent/rag.py": "import retrac_local.config\n",
+            "baselines/react.py": "def f():\n    from retrac_local.agent.policy import X\n",
+            "baselines/rag.py": "import retrac_local.config\n",
             "agent/policy.py": "X = 1\n",
             "api.py": "",
             "prompts/finalize.j2": "Answer.",
@@ -334,8 +334,8 @@ def test_a_comment_a_docstring_or_the_layout_does_not_change_a_modes_version(tmp
             "agent/__init__.py": "",
             "config.py": "",
             "api.py": "",
-            "agent/react.py": "",
-            "agent/rag.py": "",
+            "baselines/react.py": "",
+            "baselines/rag.py": "",
             "agent/loop.py": '"""The loop."""\n\n\ndef step(x):\n    """One step."""\n    return x + 1  # add one\n',
         },
     )
@@ -540,7 +540,7 @@ def test_ctrl_c_stops_an_evaluation_even_when_the_model_call_swallows_it(
 
 
 def test_a_pending_run_the_store_does_not_hold_is_started_afresh(tmp_path: Path) -> None:
-    from retrac_local.agent.events import RunFinished, RunStarted
+    from retrac_local.contract.events import RunFinished, RunStarted
     from retrac_local.eval.harness import make_runners
     from retrac_local.runstore import RunStore
 

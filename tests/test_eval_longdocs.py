@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from retrac_local.agent.events import RunResult, RunStatus
 from retrac_local.cli.main import cli
+from retrac_local.contract.events import RunResult, RunStatus
 from retrac_local.errors import RetracError
 from retrac_local.eval.harness import score
 from retrac_local.eval.longdocs import (

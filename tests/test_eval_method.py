@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from retrac_local.agent.events import RunFinished
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunFinished
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval import method
 from retrac_local.eval.harness import Evaluation, method_annotator, score

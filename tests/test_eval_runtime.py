@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from retrac_local.agent.events import RunResult, RunStatus
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunResult, RunStatus
 from retrac_local.eval import runtime
 from retrac_local.eval.harness import Evaluation, score
 from retrac_local.eval.questions import EvalQuestion

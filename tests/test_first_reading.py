@@ -5,10 +5,10 @@ alone; otherwise the research goes on as before."""
 from __future__ import annotations
 
 from retrac_local.agent import firstreading
-from retrac_local.agent.events import RunStatus, StopReason
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStatus, StopReason
+from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from retrac_local.runstore import RunStore

@@ -11,9 +11,9 @@ import pytest
 
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.memory import RunMemory
-from retrac_local.agent.schemas import StateUpdate, action_schema
 from retrac_local.agent.verify import addresses_the_model, quote_in
 from retrac_local.config import Settings
+from retrac_local.contract.schemas import StateUpdate, action_schema
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM

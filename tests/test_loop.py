@@ -7,7 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from retrac_local.agent.events import (
+from retrac_local.agent.loop import ResearchAgent
+from retrac_local.config import Settings
+from retrac_local.contract.events import (
     Converged,
     RoundCarried,
     RoundCompressed,
@@ -16,8 +18,6 @@ from retrac_local.agent.events import (
     RunStatus,
     StepTaken,
 )
-from retrac_local.agent.loop import ResearchAgent
-from retrac_local.config import Settings
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import CorpusError, ModelError, RunNotFoundError
 from retrac_local.llm.fake import ScriptedLLM
@@ -298,7 +298,7 @@ def test_resume_after_a_crash_before_the_final_answer_keeps_the_convergence(
 
 def test_an_answer_no_evidence_supports_does_not_end_the_run(settings: Settings, orrin: MemoryCorpus) -> None:
     from retrac_local.agent.convergence import answer_supported
-    from retrac_local.agent.state import Evidence, ResearchState
+    from retrac_local.contract.state import Evidence, ResearchState
 
     quote = "She was born on 3 May 1849 in Port Saltry."
     state = ResearchState(

@@ -6,7 +6,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from retrac_local.agent.events import RunStatus
+from retrac_local.contract.events import RunStatus
 from retrac_local.eval.manuals import HALVES, NOT_IN_MANUALS, QUESTIONS, said_not_found, summarize
 from retrac_local.eval.questions import load_questions
 from retrac_local.eval.rows import EvalRow

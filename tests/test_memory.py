@@ -7,13 +7,13 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from retrac_local.agent.events import RunStarted
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.agent.memory import RunMemory
 from retrac_local.agent.seeding import seed_from_memory
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStarted
+from retrac_local.contract.state import Evidence, ResearchState
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM

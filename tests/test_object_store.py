@@ -75,8 +75,8 @@ def _app(home: Path):  # noqa: ANN202
 
 
 def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: Path) -> None:
-    from retrac_local.agent.events import RunFinished, RunStatus
     from retrac_local.agent.loop import ResearchAgent
+    from retrac_local.contract.events import RunFinished, RunStatus
     from retrac_local.llm.fake import ScriptedLLM
     from tests.scripts import constraints, final, finish, open_, search, update
 

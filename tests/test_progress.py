@@ -1,8 +1,8 @@
 """A run's progress is rebuilt from its stored rounds the same way it starts: from nothing."""
 
-from retrac_local.agent.events import RoundEnd, StopReason
 from retrac_local.agent.progress import RunProgress
-from retrac_local.agent.tools import SearchArgs
+from retrac_local.contract.events import RoundEnd, StopReason
+from retrac_local.contract.tools import SearchArgs
 from retrac_local.corpus.fake import MemoryCorpus
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from retrac_local.agent.question import parse
-from retrac_local.agent.state import ResearchState
+from retrac_local.contract.state import ResearchState
 
 
 @pytest.mark.parametrize(

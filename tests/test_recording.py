@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from retrac_local.agent import prompts
-from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.config import Settings
+from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.corpus.embedder import HashingEmbedder, relevance_by
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.eval import recording

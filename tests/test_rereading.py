@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 
 from retrac_local.agent import rereading
-from retrac_local.agent.events import RunStatus
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunStatus
+from retrac_local.contract.state import Evidence, ResearchState
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
 from tests.scripts import constraints, final, finish, update

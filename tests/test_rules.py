@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from retrac_local.agent.events import RunFinished, RunStatus
 from retrac_local.agent.loop import ResearchAgent
-from retrac_local.agent.rag import RagAnswerer
+from retrac_local.baselines.rag import RagAnswerer
 from retrac_local.cli.main import cli
 from retrac_local.config import Settings, load_settings
+from retrac_local.contract.events import RunFinished, RunStatus
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.errors import ConfigError
 from retrac_local.eval.harness import score

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from retrac_local.agent.schemas import action_schema
 from retrac_local.config import ModelSettings, SamplingSettings, load_settings
+from retrac_local.contract.schemas import action_schema
 from retrac_local.errors import ModelError
 from retrac_local.llm.server import ServerLLM
 from tests.conftest import DEMO_DOCS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from retrac_local.agent.events import RunStatus
+from retrac_local.contract.events import RunStatus
 from retrac_local.eval.rows import EvalRow
 from retrac_local.eval.slices import REPORT, TUNING, markdown, overlaps_report, pool
 

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from retrac_local.agent.compress import apply_update, bound_size
-from retrac_local.agent.schemas import StateUpdate
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.trajectory import Sentence
+from retrac_local.contract.schemas import StateUpdate
+from retrac_local.contract.state import Evidence, ResearchState
 from retrac_local.corpus.base import Chunk
 from retrac_local.rules.book import RuleBook
 from tests.scripts import update

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from retrac_local.agent.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
+from retrac_local.contract.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 from retrac_local.corpus.base import Chunk, Hit
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.corpus.ingest import chunks_of
@@ -205,9 +205,9 @@ def test_open_reads_the_section_around_a_hit_within_its_word_limit() -> None:
 def test_citations_name_the_section_and_the_page(
     settings, page: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from retrac_local.agent.events import RunFinished, RunStatus
     from retrac_local.agent.loop import ResearchAgent
     from retrac_local.cli.render import render_result
+    from retrac_local.contract.events import RunFinished, RunStatus
     from retrac_local.llm.fake import ScriptedLLM
     from retrac_local.runstore import RunStore
     from tests.scripts import constraints, final, finish, open_, search, update

@@ -4,9 +4,9 @@ another document of the collection points at where to read next."""
 from __future__ import annotations
 
 from retrac_local.agent.candidates import TITLED, propose
-from retrac_local.agent.state import ResearchState
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
+from retrac_local.contract.state import ResearchState
 from retrac_local.corpus.fake import MemoryCorpus
 
 

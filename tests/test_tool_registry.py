@@ -12,14 +12,14 @@ from typing import Literal
 import pytest
 from pydantic import Field
 
-from retrac_local.agent import tools
 from retrac_local.agent.candidates import planner_action_schema
-from retrac_local.agent.react import ReactAgent
-from retrac_local.agent.schemas import action_schema
-from retrac_local.agent.state import Strict
 from retrac_local.agent.toolbox import Toolbox
 from retrac_local.agent.trajectory import RoundRecord, Step
+from retrac_local.baselines.react import ReactAgent
 from retrac_local.config import RetrievalSettings, Settings
+from retrac_local.contract import tools
+from retrac_local.contract.schemas import action_schema
+from retrac_local.contract.state import Strict
 from retrac_local.corpus.base import Corpus
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM

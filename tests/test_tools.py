@@ -1,4 +1,4 @@
-from retrac_local.agent.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
+from retrac_local.contract.tools import OpenArgs, OpenTool, SearchArgs, SearchTool
 from retrac_local.corpus.fake import MemoryCorpus
 
 

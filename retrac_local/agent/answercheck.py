@@ -22,15 +22,15 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from retrac_local.agent import prompts
-from retrac_local.agent.choices import held_to
 from retrac_local.agent.question import parse
-from retrac_local.agent.schemas import AnswerCheck, Reanswer
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.schemas import AnswerCheck, Reanswer
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
+from retrac_local.rules.choices import held_to
 from retrac_local.text import words_of
 
 if TYPE_CHECKING:
-    from retrac_local.agent.events import Citation
+    from retrac_local.contract.events import Citation
     from retrac_local.llm.base import LLM, Message
 
 CHECK_MAX_TOKENS = 12  # {"verdict": "yes"} and a little room

@@ -26,12 +26,12 @@ from typing import Literal
 from pydantic import Field
 
 from retrac_local.agent.linking import _entity, backed, mentions, names_in
-from retrac_local.agent.schemas import AnyAction, Written, action_schema
-from retrac_local.agent.state import ResearchState
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import query_key
-from retrac_local.agent.tools import more_in_document
 from retrac_local.agent.verify import addresses_the_model
+from retrac_local.contract.schemas import AnyAction, Written, action_schema
+from retrac_local.contract.state import ResearchState
+from retrac_local.contract.tools import more_in_document
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
 from retrac_local.text import STOP_WORDS, long_words_of, words_of

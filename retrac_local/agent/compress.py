@@ -18,17 +18,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from retrac_local.agent import prompts
-from retrac_local.agent.answers import wrong_kind_question
 from retrac_local.agent.conflicts import record_conflicts
 from retrac_local.agent.diff import StateDiff, diff_states, repair_drift
 from retrac_local.agent.linking import anchored_evidence, backed, mentions, missing_link
 from retrac_local.agent.policy import reask
-from retrac_local.agent.schemas import StateUpdate, state_update_schema
-from retrac_local.agent.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.agent.verify import normalise, support, support_level, unfaithful
+from retrac_local.contract.schemas import StateUpdate, state_update_schema
+from retrac_local.contract.state import Conclusion, Evidence, ResearchState, next_evidence_id
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
+from retrac_local.rules.answers import wrong_kind_question
 from retrac_local.rules.book import RuleBook
 from retrac_local.text import STOP_WORDS, long_words_of, words_of
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from retrac_local.agent.linking import names_in
-from retrac_local.agent.state import Conflict, Evidence, ResearchState
+from retrac_local.contract.state import Conflict, Evidence, ResearchState
 
 # The events whose year is a single fact about a subject.
 EVENTS = {

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from retrac_local.agent.diff import StateDiff
-from retrac_local.agent.events import StopReason
 from retrac_local.agent.linking import answer_evidence, backed
-from retrac_local.agent.state import ResearchState
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.events import StopReason
+from retrac_local.contract.state import ResearchState
 
 
 def answer_supported(state: ResearchState) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from retrac_local.agent.state import ResearchState
+from retrac_local.contract.state import ResearchState
 
 
 class StateDiff(BaseModel):

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from retrac_local.agent import prompts
 from retrac_local.agent.answercheck import NOT_STATED, agreement, answer_words, doubt, reanswers, same_answer
-from retrac_local.agent.choices import held_to
-from retrac_local.agent.events import Citation
-from retrac_local.agent.schemas import ShortAnswer
 from retrac_local.agent.trajectory import Relevance, Sentence, informative_sentences, word_overlap
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.events import Citation
+from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
+from retrac_local.rules.choices import held_to
 
 if TYPE_CHECKING:
     from retrac_local.corpus.base import Chunk

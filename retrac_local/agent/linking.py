@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from retrac_local.agent.question import NOT_NAMES, spans
-from retrac_local.agent.state import Evidence, ResearchState
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.state import Evidence, ResearchState
 from retrac_local.text import words_of
 
 

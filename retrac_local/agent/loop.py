@@ -21,25 +21,26 @@ from retrac_local.agent import (
     answercheck,
     candidates,
     conflicts,
-    datecompare,
     firstreading,
     linking,
     prompts,
     rereading,
 )
-from retrac_local.agent.answers import (
-    named_spans,
-    names_nothing,
-    restates_question,
-    shorten,
-    wrong_kind_question,
-)
 from retrac_local.agent.candidates import PickArgs, planner_action_schema
-from retrac_local.agent.choices import held_to, pick
 from retrac_local.agent.compress import compress
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.diff import StateDiff
-from retrac_local.agent.events import (
+from retrac_local.agent.memory import RunMemory
+from retrac_local.agent.meter import Meter, MeteredLLM
+from retrac_local.agent.policy import INVALID_KEPT_CHARS, MAX_INVALID_ACTIONS, invalid_action, too_early
+from retrac_local.agent.progress import RunProgress
+from retrac_local.agent.seeding import seed_from_memory
+from retrac_local.agent.titles import TitleIndex
+from retrac_local.agent.toolbox import Toolbox, query_key
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
+from retrac_local.agent.verify import normalise, quote_in
+from retrac_local.config import Settings, masked
+from retrac_local.contract.events import (
     Citation,
     Converged,
     Event,
@@ -53,24 +54,23 @@ from retrac_local.agent.events import (
     StepTaken,
     StopReason,
 )
-from retrac_local.agent.memory import RunMemory
-from retrac_local.agent.meter import Meter, MeteredLLM
-from retrac_local.agent.policy import INVALID_KEPT_CHARS, MAX_INVALID_ACTIONS, invalid_action, too_early
-from retrac_local.agent.progress import RunProgress
-from retrac_local.agent.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
-from retrac_local.agent.seeding import seed_from_memory
-from retrac_local.agent.state import Evidence, ResearchState, next_evidence_id
-from retrac_local.agent.titles import TitleIndex
-from retrac_local.agent.toolbox import Toolbox, query_key
-from retrac_local.agent.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
-from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
-from retrac_local.agent.verify import normalise, quote_in
-from retrac_local.config import Settings, masked
+from retrac_local.contract.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.records import CallRecord, RoundStats
+from retrac_local.rules import datecompare
+from retrac_local.rules.answers import (
+    named_spans,
+    names_nothing,
+    restates_question,
+    shorten,
+    wrong_kind_question,
+)
 from retrac_local.rules.book import RuleBook
+from retrac_local.rules.choices import held_to, pick
 from retrac_local.runstore import RunStore
 
 MAX_CITATIONS = 4

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from retrac_local.agent.state import ResearchState
+from retrac_local.contract.state import ResearchState
 from retrac_local.corpus.embedder import Embedder
 from retrac_local.errors import StoreError
 from retrac_local.lazy import require

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from retrac_local.agent.toolbox import Toolbox
-from retrac_local.agent.tools import tool_names
 from retrac_local.config import Settings
+from retrac_local.contract.tools import tool_names
 from retrac_local.corpus.base import Corpus
 from retrac_local.records import StoredRound
 from retrac_local.rules.book import RuleBook

@@ -13,9 +13,9 @@ verified by construction, and its fact is the sentence itself (nothing restated,
 
 from __future__ import annotations
 
-from retrac_local.agent.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.agent.trajectory import Relevance, Sentence, most_relevant
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.corpus.base import Chunk
 
 PREFIX = "P"

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from retrac_local.agent.memory import RunMemory
-from retrac_local.agent.state import Evidence
 from retrac_local.agent.verify import addresses_the_model, quote_in, support, support_level
 from retrac_local.config import MemorySettings
+from retrac_local.contract.state import Evidence
 from retrac_local.corpus.base import Corpus
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from retrac_local.agent.tools import TOOLS, Observation, SearchTool, Tool, tool_descriptions
 from retrac_local.config import Settings
+from retrac_local.contract.tools import TOOLS, Observation, SearchTool, Tool, tool_descriptions
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import RetracError
 from retrac_local.text import words_of

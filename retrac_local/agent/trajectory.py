@@ -7,10 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from retrac_local.agent.events import RoundEnd
 from retrac_local.agent.question import parse
-from retrac_local.agent.tools import argument_field, tool_names
 from retrac_local.agent.verify import addresses_the_model
+from retrac_local.contract.events import RoundEnd
+from retrac_local.contract.tools import argument_field, tool_names
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
 from retrac_local.text import STOP_WORDS, long_words_of

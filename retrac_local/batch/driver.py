@@ -91,7 +91,7 @@ class Batch:
     def _remember(self, run_id: str, states: list[dict[str, Any]]) -> None:
         if self.memory is None or not states:
             return
-        from retrac_local.agent.state import ResearchState
+        from retrac_local.contract.state import ResearchState
 
         for state in states:  # memory is a convenience: it must not fail the batch (as in the loop)
             with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from retrac_local.agent.events import Citation, RunStatus
+from retrac_local.contract.events import Citation, RunStatus
 from retrac_local.errors import RetracError
 
 FAILED = RunStatus.FAILED

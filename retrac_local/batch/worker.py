@@ -20,9 +20,9 @@ from retrac_local.errors import RetracError
 from retrac_local.runstore import RunStore
 
 if TYPE_CHECKING:
-    from retrac_local.agent.state import ResearchState
     from retrac_local.api import Retrac
     from retrac_local.config import Settings
+    from retrac_local.contract.state import ResearchState
     from retrac_local.eval.questions import EvalQuestion
 
 AppFactory = Callable[[], "Retrac"]
@@ -126,7 +126,7 @@ class BatchWorker:
         memory = DeferredMemory(self.app.settings.memory_dir, lambda: self.app.corpus.embedder)
         self.app.runs, self.app.memory = store, memory  # the app's own stores, replaced for this question
         try:
-            from retrac_local.agent.events import RunFinished
+            from retrac_local.contract.events import RunFinished
 
             finished = [e.result for e in self.app.ask(question) if isinstance(e, RunFinished)]
             if not finished:

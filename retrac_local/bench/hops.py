@@ -26,9 +26,9 @@ def opening_searches(app: Any, question: str, titles: Any = None) -> list[tuple[
     """(query, chunk ids it returned) for each of round 1's opening searches, as the loop makes them
     (`titles`: the collection's `TitleIndex`, which the loop uses; None to measure without it)."""
     from retrac_local.agent import candidates
-    from retrac_local.agent.state import ResearchState
     from retrac_local.agent.toolbox import query_key
-    from retrac_local.agent.tools import SearchArgs, SearchTool
+    from retrac_local.contract.state import ResearchState
+    from retrac_local.contract.tools import SearchArgs, SearchTool
 
     r, budget = app.settings.retrieval, app.settings.budget
     state = ResearchState(question=question)

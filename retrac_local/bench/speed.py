@@ -71,7 +71,7 @@ def raw_speed(path: Path, n_ctx: int, gen_tokens: int, runs: int) -> dict[str, A
 
 def constrained_speed(app: Any, runs: int) -> dict[str, Any]:
     """Decoding tokens/s with and without the grammar, the prompt cached both times."""
-    from retrac_local.agent.schemas import action_schema, state_update_schema
+    from retrac_local.contract.schemas import action_schema, state_update_schema
     from retrac_local.errors import StructuredOutputError
 
     planner, _ = app.llms()
@@ -117,7 +117,7 @@ GRAMMAR_PROBE = """
 import json, sys, time
 from pathlib import Path
 from retrac_local.api import Retrac
-from retrac_local.agent.schemas import FinalAnswer, action_schema
+from retrac_local.contract.schemas import FinalAnswer, action_schema
 from retrac_local.llm.structured import SchemaConstrainer
 app = Retrac()
 planner, _ = app.llms()
@@ -193,7 +193,7 @@ def kv_reuse(calls: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def agent_run(app: Any, question: str) -> dict[str, Any]:
-    from retrac_local.agent.events import RunFinished
+    from retrac_local.contract.events import RunFinished
 
     result = None
     for event in app.ask(question):

@@ -126,7 +126,8 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
     prints only the result."""
     import time
 
-    from retrac_local.agent.events import (
+    from retrac_local.cli.render import echo_json, render_event, render_result, say
+    from retrac_local.contract.events import (
         RoundCarried,
         RoundCompressed,
         RunFinished,
@@ -134,7 +135,6 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
         StepTaken,
         event_dict,
     )
-    from retrac_local.cli.render import echo_json, render_event, render_result, say
     from retrac_local.errors import RetracError
     from retrac_local.interrupt import graceful_sigint
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from retrac_local.agent.events import (
+from retrac_local.contract.events import (
     Converged,
     Event,
     RoundCarried,

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ("retrac_local.llm", "retrac_local.corpus", "retrac_local.config", "retrac_local.errors")
 ENTRIES = {
     "retrac": ("retrac_local.agent.loop", "retrac_local.api"),
-    "react": ("retrac_local.agent.react",),
-    "rag": ("retrac_local.agent.rag",),
+    "react": ("retrac_local.baselines.react",),
+    "rag": ("retrac_local.baselines.rag",),
 }
 
 

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrac_local.agent.events import RunFinished, RunResult, RunStarted
 from retrac_local.agent.toolbox import doc_ids, query_key
 from retrac_local.config import renamed
+from retrac_local.contract.events import RunFinished, RunResult, RunStarted
 from retrac_local.errors import RetracError, RunNotFoundError
 from retrac_local.eval import method
 from retrac_local.eval.codehash import mode_version

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from retrac_local.agent.events import RunFinished, RunResult
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunFinished, RunResult
 from retrac_local.corpus.base import Chunk, Corpus, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.eval.tapes import (
@@ -310,8 +310,8 @@ def _run(
     rag_k: int,
 ) -> RunResult:
     from retrac_local.agent.loop import ResearchAgent
-    from retrac_local.agent.rag import RagAnswerer
-    from retrac_local.agent.react import ReactAgent
+    from retrac_local.baselines.rag import RagAnswerer
+    from retrac_local.baselines.react import ReactAgent
 
     if mode == "react":
         return ReactAgent(planner, corpus, settings).run(question)

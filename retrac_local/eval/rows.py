@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from retrac_local.agent.events import Citation, RunStatus
+from retrac_local.contract.events import Citation, RunStatus
 from retrac_local.errors import RetracError
 
 

@@ -12,12 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from retrac_local.agent.answers import fits, unsupported
 from retrac_local.agent.question import parse
-from retrac_local.agent.state import Evidence
+from retrac_local.contract.state import Evidence
 from retrac_local.eval import method, runtime
 from retrac_local.eval.hidden import honesty
 from retrac_local.eval.rows import Call, EvalRow
+from retrac_local.rules.answers import fits, unsupported
 
 FIELDS = (
     "em",

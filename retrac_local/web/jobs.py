@@ -2,7 +2,7 @@
 owns the models (one model in one process), and every job keeps its events, so that a page can
 follow a job, be closed, and pick the job up again from its first event.
 
-A job's events are JSON-ready dicts: the run's own events (`agent/events.py`, as `event_dict`
+A job's events are JSON-ready dicts: the run's own events (`contract/events.py`, as `event_dict`
 writes them) with `t`, the seconds since the job started, added; ingest progress; and `Failed`
 with the reason. A run is saved round by round by the agent as it goes, so a server stopped or
 killed mid-run leaves it resumable from the page or the CLI.
@@ -172,7 +172,7 @@ class Worker:
 
 def run_events(events: Iterator[Any], emit: Callable[[dict[str, Any]], None]) -> None:
     """Pass a run's typed events on as data, as they come."""
-    from retrac_local.agent.events import event_dict
+    from retrac_local.contract.events import event_dict
 
     for event in events:
         emit(event_dict(event))

@@ -16,8 +16,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
-from retrac_local.agent.state import Strict
 from retrac_local.config import RetrievalSettings
+from retrac_local.contract.state import Strict
 from retrac_local.corpus.base import Chunk, Corpus
 
 

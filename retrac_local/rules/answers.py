@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 
 from retrac_local.agent.question import Kind, parse
-from retrac_local.agent.state import Evidence
 from retrac_local.agent.verify import normalise
+from retrac_local.contract.state import Evidence
 from retrac_local.text import ends_sentence, words_of
 
 _NUMBER_WORDS = frozenset(

@@ -13,8 +13,6 @@ import time
 import uuid
 
 from retrac_local.agent import prompts
-from retrac_local.agent.choices import held_to, pick
-from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import (
     INVALID_KEPT_CHARS,
@@ -25,14 +23,16 @@ from retrac_local.agent.policy import (
     too_early,
 )
 from retrac_local.agent.question import parse
-from retrac_local.agent.schemas import ShortAnswer, action_schema
 from retrac_local.agent.toolbox import REPEATED, Toolbox
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunResult, RunStatus, StopReason
+from retrac_local.contract.schemas import ShortAnswer, action_schema
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.records import CallRecord
 from retrac_local.rules.book import RuleBook
+from retrac_local.rules.choices import held_to, pick
 
 MESSAGE_OVERHEAD = 8  # chat-template tokens around each message
 MAX_REFUSED_FINISHES = 3

@@ -6,17 +6,17 @@ import time
 import uuid
 
 from retrac_local.agent import prompts
-from retrac_local.agent.choices import held_to
-from retrac_local.agent.events import RunResult, RunStatus, StopReason
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.question import parse
-from retrac_local.agent.react import result_record
-from retrac_local.agent.schemas import ShortAnswer
+from retrac_local.baselines.react import result_record
 from retrac_local.config import Settings
+from retrac_local.contract.events import RunResult, RunStatus, StopReason
+from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.corpus.base import Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.rules.book import RuleBook
+from retrac_local.rules.choices import held_to
 
 
 class RagAnswerer:

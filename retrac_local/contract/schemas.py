@@ -9,8 +9,8 @@ from typing import Any, ClassVar, Literal, Union
 
 from pydantic import Field, create_model
 
-from retrac_local.agent import state
-from retrac_local.agent.tools import call_models
+from retrac_local.contract import state
+from retrac_local.contract.tools import call_models
 
 
 class Written(state.Strict):

@@ -1,0 +1,1 @@
+"""The baselines Re-TRAC is measured against: single-shot RAG and ReAct."""
