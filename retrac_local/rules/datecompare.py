@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 
 from retrac_local.agent.question import EVENTS, Order, parse
-from retrac_local.agent.verify import normalise
+from retrac_local.agent.verify import addresses_the_model, normalise
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
 from retrac_local.text import words_of
@@ -171,19 +171,20 @@ def _dated(option: str, chunks: list[Chunk], event: str) -> Dated | None:
     own = exact + [c for c in chunks if c not in exact and _same_name(c.title, option)]
     if not exact and len({c.doc_id for c in own}) > 1:
         return None
+    # A sentence that speaks to the model states no date: code never cites an instruction.
     for chunk in own:
         if chunk.chunk_index == 0:
             opened = _opening(chunk.text, event)
-            if opened:
+            if opened and not addresses_the_model(opened[1]):
                 return Dated(option, opened[0], chunk, opened[1])
-        for sentence in sentences(chunk.text):
+        for sentence in _stating(chunk.text):
             found = _date_in(sentence, event, option, own=True)
             if found:
                 return Dated(option, found, chunk, sentence)
     for chunk in chunks:
         if chunk in own:
             continue
-        for sentence in sentences(chunk.text):
+        for sentence in _stating(chunk.text):
             if _names(sentence, option):
                 found = _date_in(sentence, event, option)
                 if found:
@@ -211,6 +212,11 @@ _WORKS = (
 )
 # "X is a 2006 documentary film", "X was the 1978 American comedy": the year a work is of.
 _OF_YEAR = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:[\w-]+\s+){0,2}?(\d{4})\s+[A-Za-z]")
+
+
+def _stating(text: str) -> list[str]:
+    """The sentences of `text` that state something rather than instruct the model."""
+    return [s for s in sentences(text) if not addresses_the_model(s)]
 
 
 def _opening(text: str, event: str) -> tuple[When, str] | None:
