@@ -23,10 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from retrac_local.agent import prompts
 from retrac_local.agent.answercheck import NOT_STATED, agreement, answer_words, doubt, reanswers, same_answer
 from retrac_local.agent.trajectory import Relevance, Sentence, informative_sentences, word_overlap
 from retrac_local.agent.verify import normalise
+from retrac_local.baselines.rag import rag_messages
 from retrac_local.contract.events import Citation
 from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
@@ -34,16 +34,10 @@ from retrac_local.rules.choices import held_to
 
 if TYPE_CHECKING:
     from retrac_local.corpus.base import Chunk
-    from retrac_local.llm.base import LLM, Message
+    from retrac_local.llm.base import LLM
 
 TEMPERATURE = 0.7
 MAX_CITED = 3
-
-
-def rag_messages(question: str, chunks: list[Chunk]) -> list[Message]:
-    """RAG's prompt: the passages whole, then the question."""
-    passages = "\n\n".join(f"[{c.chunk_id}] {c.label}: {c.text}" for c in chunks)
-    return [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
 
 
 @dataclass

@@ -12,11 +12,18 @@ from retrac_local.baselines.react import result_record
 from retrac_local.config import Settings
 from retrac_local.contract.events import RunResult, RunStatus, StopReason
 from retrac_local.contract.schemas import ShortAnswer
-from retrac_local.corpus.base import Corpus
+from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.rules.book import RuleBook
 from retrac_local.rules.choices import held_to
+
+
+def rag_messages(question: str, chunks: list[Chunk]) -> list[Message]:
+    """RAG's prompt: the passages whole, then the question (the first reading of a Re-TRAC run asks
+    the same)."""
+    passages = "\n\n".join(f"[{c.chunk_id}] {c.label}: {c.text}" for c in chunks)
+    return [{"role": "user", "content": prompts.render("rag", passages=passages, question=question)}]
 
 
 class RagAnswerer:
@@ -31,10 +38,7 @@ class RagAnswerer:
             raise RetracError("the question is empty")
         started = time.perf_counter()
         hits = self.corpus.search(question, k=self.k)
-        passages = "\n\n".join(f"[{h.chunk.chunk_id}] {h.chunk.label}: {h.chunk.text}" for h in hits)
-        messages: list[Message] = [
-            {"role": "user", "content": prompts.render("rag", passages=passages, question=question)}
-        ]
+        messages = rag_messages(question, [h.chunk for h in hits])
         answer: str | None = None
         rules = RuleBook(self.settings.rules.disabled)
         try:
