@@ -11,23 +11,20 @@ last persisted round.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Generator, Iterator
 from typing import Any
 
 from retrac_local import interrupt
 from retrac_local.agent import (
-    answercheck,
     candidates,
-    conflicts,
+    finishing,
     firstreading,
-    linking,
     prompts,
-    rereading,
 )
 from retrac_local.agent.candidates import PickArgs, planner_action_schema
 from retrac_local.agent.compress import compress
+from retrac_local.agent.context import RunContext
 from retrac_local.agent.convergence import converged
 from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.memory import RunMemory
@@ -37,11 +34,9 @@ from retrac_local.agent.progress import RunProgress
 from retrac_local.agent.seeding import seed_from_memory
 from retrac_local.agent.titles import TitleIndex
 from retrac_local.agent.toolbox import Toolbox, query_key
-from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, Step
-from retrac_local.agent.verify import normalise, quote_in
+from retrac_local.agent.trajectory import Relevance, RoundRecord, Step
 from retrac_local.config import Settings, masked
 from retrac_local.contract.events import (
-    Citation,
     Converged,
     Event,
     RoundCarried,
@@ -54,23 +49,14 @@ from retrac_local.contract.events import (
     StepTaken,
     StopReason,
 )
-from retrac_local.contract.schemas import AnyAction, ConstraintsDraft, FinalAnswer, final_answer_schema
+from retrac_local.contract.schemas import AnyAction, ConstraintsDraft
 from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.contract.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
-from retrac_local.records import CallRecord, RoundStats
-from retrac_local.rules import datecompare
-from retrac_local.rules.answers import (
-    named_spans,
-    names_nothing,
-    restates_question,
-    shorten,
-    wrong_kind_question,
-)
+from retrac_local.records import RoundStats
 from retrac_local.rules.book import RuleBook
-from retrac_local.rules.choices import held_to, pick
 from retrac_local.runstore import RunStore
 
 MAX_CITATIONS = 4
@@ -98,6 +84,17 @@ class ResearchAgent:
         self._titles: tuple[list[str], TitleIndex] | None = None
         tools = Toolbox(corpus, settings).descriptions()
         self.system_prompt = prompts.render("planner_system", tools=tools)
+        self.ctx = RunContext(
+            self.planner,
+            self.compressor,
+            corpus,
+            settings,
+            store,
+            self.meter,
+            self.system_prompt,
+            relevance,
+            self.memory,
+        )
 
     def title_index(self) -> TitleIndex:
         """The collection's titles, indexed again only when the corpus gives another list."""
@@ -143,8 +140,14 @@ class ResearchAgent:
         stopped = rounds[-1]["stats"].get("stop_reason") if rounds else None
         if stopped:  # it had converged; only the final answer was missing
             yield RunFinished(
-                self._finalize(
-                    run_id, state, StopReason(stopped), time.perf_counter(), prior, self._book(state)
+                finishing.finalize(
+                    self.ctx,
+                    run_id,
+                    state,
+                    StopReason(stopped),
+                    time.perf_counter(),
+                    prior,
+                    self._book(state),
                 )
             )
             return
@@ -162,7 +165,8 @@ class ResearchAgent:
         if not rounds or not run["result"]:
             raise RetracError(f"run {run_id} has no finished round to answer from")
         state = ResearchState.model_validate(rounds[-1]["state"])
-        return self._finalize(
+        return finishing.finalize(
+            self.ctx,
             run_id,
             state,
             StopReason(run["result"]["stop_reason"]),
@@ -248,7 +252,9 @@ class ResearchAgent:
                 stop_reason = reason
                 yield Converged(reason)
                 break
-        result = self._finalize(run_id, state, stop_reason, started, prior_seconds, self._book(state))
+        result = finishing.finalize(
+            self.ctx, run_id, state, stop_reason, started, prior_seconds, self._book(state)
+        )
         yield RunFinished(result)
 
     def _commit_round(
@@ -472,10 +478,14 @@ class ResearchAgent:
         if not reading.holds:
             return False
         settled = _read_first(state, reading, state.iteration + 1)
-        citations = [c for c in (self._checked(e) for e in settled.evidence) if c is not None]
+        citations = [
+            c for c in (finishing.checked_citation(self.ctx, e) for e in settled.evidence) if c is not None
+        ]
         # The status checks of every answer, on a scratch book: a check that fails here sends the
         # run on to research, and is not one of the run's firings.
-        caveat = self._caveat(settled, settled.answer, citations, RuleBook(self.settings.rules.disabled))
+        caveat = finishing.caveat_of(
+            settled, settled.answer, citations, RuleBook(self.settings.rules.disabled)
+        )
         if caveat or not citations:
             reading.holds, reading.why_not = False, caveat or "no citation checked"
             return False
@@ -727,305 +737,6 @@ class ResearchAgent:
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
 
-    def _finalize(
-        self,
-        run_id: str,
-        state: ResearchState,
-        stop_reason: StopReason,
-        started: float,
-        prior_seconds: float,
-        rules: RuleBook,
-    ) -> RunResult:
-        self.meter.iteration, self.meter.purpose = state.iteration, "finalize"
-        named = state.asked.options
-        choices = named if rules.on("answer.options") else ()
-        answer = pick(state.answer, choices)
-        if answer != state.answer:
-            rules.fired("answer.options", f"{state.answer!r} read as the option {answer!r}")
-        cited: list[str] = []
-        chunks = self._run_chunks(run_id)
-        first = stop_reason == StopReason.FIRST_READING  # answered and checked from hop 0's passages
-        decided = (
-            datecompare.decide(state.question, chunks)
-            if named and rules.on("answer.date_compare") and not first
-            else None
-        )
-        found = [] if decided or first else self._reread(state, chunks, run_id)
-        if first:
-            cited = [e.id for e in state.evidence if e.round == state.iteration]
-        elif decided:  # two dates compared by code: no model call, the two sentences are the evidence
-            rules.fired("answer.date_compare", f"decided {decided.answer!r} from the dates of both options")
-            answer = decided.answer
-            state, cited = _cite_dated(state, decided)
-        elif state.evidence or state.answer or found:
-            answered = self._model_answer(state, found, choices, rules)
-            if answered is not None:
-                answer, state, cited = answered
-        if answer and not choices and rules.on("answer.shorten"):
-            short = shorten(answer, state.question)
-            if short != answer:
-                rules.fired("answer.shorten", f"{answer!r} → {short!r}")
-            answer = short
-        citations = self._citations(state, answer, cited, rules)
-        caveat = self._caveat(state, answer, citations, rules)
-        if not answer:
-            status = RunStatus.FAILED
-        elif stop_reason.budget:
-            status = RunStatus.BUDGET_EXHAUSTED
-        elif citations and stop_reason.finished and caveat is None:
-            status = RunStatus.ANSWERED
-        else:
-            status = RunStatus.UNSURE
-        if status == RunStatus.UNSURE and caveat is None:
-            caveat = _stopped_early(state, stop_reason)
-        confident = answer if status == RunStatus.ANSWERED else None
-        if confident and not decided and not first:
-            doubt = self._doubt(state.question, confident, citations, choices, rules)
-            if doubt:
-                caveat, status = doubt, RunStatus.UNSURE
-        calls = self.meter.drain()
-        all_calls: list[CallRecord] = [*self.store.calls(run_id), *calls]
-        result = RunResult(
-            run_id=run_id,
-            question=state.question,
-            status=status,
-            answer=answer,
-            citations=citations,
-            rounds=state.iteration,
-            stop_reason=stop_reason,
-            llm_calls=len(all_calls),
-            prompt_tokens=sum(c["prompt_tokens"] for c in all_calls),
-            completion_tokens=sum(c["completion_tokens"] for c in all_calls),
-            peak_prompt_tokens=max((c["prompt_tokens"] for c in all_calls), default=0),
-            seconds=prior_seconds + time.perf_counter() - started,
-            llm_seconds=sum(c["seconds"] for c in all_calls),
-            calls=all_calls,
-            retrieved=self._retrieved(run_id),
-            caveat=caveat,
-            **self._searches(run_id),
-            rule_log=[f for r in self.store.rounds(run_id) for f in r["stats"].get("rules", [])]
-            + rules.take(),
-            asked=state.asked.to_dict(),
-        )
-        self.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
-        if self.memory is not None and status == RunStatus.ANSWERED:
-            # Only what backed an answered run is remembered: its cited evidence and the chain that
-            # links it to the question. The run itself is stored; memory is a convenience and must
-            # not fail it.
-            final = state.model_copy(update={"answer": answer})
-            backed = {c.evidence_id for c in citations} | {e.id for e in linking.chain(final)}
-            with contextlib.suppress(RetracError, OSError, RuntimeError, ValueError):
-                self.memory.remember(
-                    run_id,
-                    final.model_copy(update={"evidence": [e for e in final.evidence if e.id in backed]}),
-                )
-        return result
-
-    def _model_answer(
-        self, state: ResearchState, found: list[Sentence], choices: tuple[str, ...], rules: RuleBook
-    ) -> tuple[str | None, ResearchState, list[str]] | None:
-        """The planner's final answer from the evidence and the passages read again: the answer, the
-        state with the passages it cites as evidence, and the ids it cites; None when the model gave
-        no valid answer (the state's own answer stands)."""
-        messages: list[Message] = [
-            {"role": "system", "content": self.system_prompt},
-            {
-                "role": "user",
-                "content": prompts.render(
-                    "finalize",
-                    evidence=state.render_for_answer(),
-                    passages=rereading.render(found),
-                    question=state.question,
-                ),
-            },
-        ]
-        try:
-            ids = [*(e.id for e in state.evidence), *rereading.ids(found)]
-            schema = held_to(final_answer_schema(ids), choices)
-            parsed = self._final_answer(messages, schema)
-            if choices:
-                rules.fired("answer.options", f"the answer held to one of {' / '.join(choices)}")
-            if (
-                not choices
-                and rules.on("answer.not_the_question")
-                and restates_question(parsed.answer, state.question)
-            ):
-                # Once more: what the question names is where it starts, not what it asks for.
-                # The second answer is held to the names the texts hold beyond the question's
-                # own words (asked again freely, the small model repeats itself).
-                names = named_spans(
-                    [
-                        *(f"{e.title}. {e.quote}" for e in state.evidence),
-                        *(f"{s.chunk.subject}. {s.text}" for s in found),
-                    ],
-                    state.question,
-                )
-                messages += [
-                    {"role": "assistant", "content": parsed.model_dump_json()},
-                    {
-                        "role": "user",
-                        "content": prompts.render(
-                            "finalize_again",
-                            answer=parsed.answer.strip(),
-                            passages=bool(found),
-                            names=names,
-                        ),
-                    },
-                ]
-                first = parsed.answer
-                with contextlib.suppress(
-                    StructuredOutputError, ContextOverflowError
-                ):  # else the first stands
-                    parsed = self._final_answer(messages, held_to(schema, names))
-                rules.fired(
-                    "answer.not_the_question",
-                    f"{first!r} restates the question; asked again: {parsed.answer!r}",
-                )
-        except (StructuredOutputError, ContextOverflowError):
-            return None
-        answer = parsed.answer.strip() or state.answer
-        return (answer, *rereading.cite(state, found, list(parsed.evidence_ids)))
-
-    def _final_answer(self, messages: list[Message], schema: type[FinalAnswer]) -> FinalAnswer:
-        generation = self.planner.generate(
-            messages, schema=schema, max_tokens=self.settings.sampling.answer_max_tokens
-        )
-        return generation.parsed
-
-    def _run_chunks(self, run_id: str) -> list[Chunk]:
-        """The chunks the run's tools returned, as stored now, in first-seen order."""
-        return [c for c in (self.corpus.get_chunk(i) for i in self._retrieved(run_id)) if c is not None]
-
-    def _reread(self, state: ResearchState, chunks: list[Chunk], run_id: str) -> list[Sentence]:
-        """The sentences of the run's texts the final answer reads beside the evidence."""
-        count = self.settings.budget.final_passages
-        if count <= 0:
-            return []
-        return rereading.passages(chunks, state, self._searches(run_id)["searches"], count, self.relevance)
-
-    def _doubt(
-        self, question: str, answer: str, citations: list[Citation], choices: tuple[str, ...], rules: RuleBook
-    ) -> str | None:
-        """Why an answer that would be *answered* is not to be trusted, from the planner shown its
-        cited quotes alone, or None: answered again from them too seldom the same
-        (`budget.answer_samples`), or said not to state it (`budget.check_answer`)."""
-        budget = self.settings.budget
-        if budget.answer_samples and rules.on("status.agreement"):
-            again = answercheck.reanswers(
-                self.planner, self.system_prompt, question, answer, citations, choices, budget.answer_samples
-            )
-            found = answercheck.doubt(answer, again, budget.answer_agreement)
-            if found:
-                rules.fired("status.agreement", found)
-                return found
-        if (
-            budget.check_answer
-            and rules.on("status.states_answer")
-            and answercheck.states_answer(self.planner, self.system_prompt, question, answer, citations)
-            is False
-        ):
-            rules.fired("status.states_answer", f"the cited quotes do not state {answer!r}")
-            return answercheck.not_found(answer)
-        return None
-
-    @staticmethod
-    def _caveat(
-        state: ResearchState, answer: str | None, citations: list[Citation], rules: RuleBook
-    ) -> str | None:
-        """Why the answer is not to be trusted as it stands, or None: no verified evidence states
-        it, or it is not of the kind the question
-        asks (a bare yes or no to "which …?" is nothing found)."""
-        if not answer:
-            return None
-        if rules.on("status.names_nothing") and names_nothing(state.question, answer):
-            rules.fired("status.names_nothing", f"{answer!r} to a question asking for something named")
-            return f"not found in the collection: no text read names what the question asks for; {answer!r} is no answer to it"
-        if not citations:
-            return (
-                "not found: no verified evidence states this answer; it is the best guess from what was read"
-            )
-        cited = {c.evidence_id for c in citations}
-        disputed = (
-            [c for c in state.conflicts if cited & set(c.evidence_ids)]
-            if rules.on("status.sources_disagree")
-            else []
-        )
-        if disputed:
-            rules.fired("status.sources_disagree", f"{len(disputed)} conflict(s) among the cited evidence")
-            return "the sources disagree: " + "; ".join(conflicts.describe(c, state) for c in disputed)
-        wrong = (
-            wrong_kind_question(state.question, answer, state.evidence)
-            if rules.on("status.wrong_kind")
-            else None
-        )
-        if wrong:
-            rules.fired("status.wrong_kind", wrong)
-        return wrong
-
-    def _searches(self, run_id: str) -> dict[str, list[str]]:
-        """The run's queries in order, and the chunks its first search returned."""
-        steps = [
-            step
-            for r in self.store.rounds(run_id)
-            for step in r["trajectory"]["steps"]
-            if step["tool"] == "search"
-        ]
-        return {
-            "searches": [s["argument"] for s in steps],
-            "first_retrieved": steps[0]["chunk_ids"] if steps else [],
-        }
-
-    def _retrieved(self, run_id: str) -> list[str]:
-        """The chunk ids the run's tools returned, in first-seen order."""
-        steps = [step for r in self.store.rounds(run_id) for step in r["trajectory"]["steps"]]
-        return list(dict.fromkeys(c for step in steps for c in step.get("chunk_ids", [])))
-
-    def _citations(
-        self, state: ResearchState, answer: str | None, cited: list[str], rules: RuleBook
-    ) -> list[Citation]:
-        """Citations are checked by code: the quote must occur in the stored chunk, now."""
-        by_id = state.evidence_by_id()
-        chosen = [by_id[i] for i in dict.fromkeys(cited) if i in by_id]
-        checked = [c for c in (self._checked(e) for e in chosen[:MAX_CITATIONS]) if c is not None]
-        if not rules.on("answer.bridge_citation"):
-            return checked
-        # A bridge answer cites where the chain ends ("born in 1849"); the hop that ties it to what
-        # the question names ("designed by Ada Vellacott") is cited beside it, so the reader, and
-        # the answer check that reads the cited quotes alone, can follow the chain.
-        kept = {c.evidence_id for c in checked}
-        hop = [
-            c
-            for c in (self._checked(e) for e in linking.bridge(state, [e for e in chosen if e.id in kept]))
-            if c is not None
-        ]
-        if hop:
-            rules.fired("answer.bridge_citation", "also cited " + ", ".join(c.evidence_id for c in hop))
-        return checked + hop
-
-    def _checked(self, evidence: Evidence) -> Citation | None:
-        if evidence.verified not in ("yes", "partial"):
-            return None
-        chunk = self.corpus.get_chunk(evidence.source)
-        if chunk is None or not quote_in(evidence.quote, chunk.text):
-            return None
-        return Citation(
-            evidence.id,
-            chunk.doc_id,
-            chunk.chunk_id,
-            chunk.title,
-            chunk.source,
-            evidence.quote,
-            evidence.verified,
-            section=chunk.section,
-            page=chunk.page,
-        )
-
-
-_WHY_STOPPED = {
-    StopReason.PLAN_REPEATED: "the next plan repeated the one before",
-    StopReason.SATURATED: "a round found no new evidence",
-}
-
 
 def _read_first(state: ResearchState, reading: firstreading.FirstReading, iteration: int) -> ResearchState:
     """The state a run ends with after hop 0: the sentences that state the answer as its evidence
@@ -1044,43 +755,6 @@ def _read_first(state: ResearchState, reading: firstreading.FirstReading, iterat
             )
         )
     return state.model_copy(update={"evidence": evidence, "answer": reading.answer, "iteration": iteration})
-
-
-def _stopped_early(state: ResearchState, stop_reason: StopReason) -> str:
-    """Why an answer whose checks all passed is still *unsure*: the research stopped on its own
-    (a repeated plan, a round with nothing new) before its state held the answer settled, and what
-    it still had open."""
-    why = _WHY_STOPPED.get(stop_reason, f"it stopped ({stop_reason})")
-    open_ = f"; still open: {state.uncertainties[0]}" if state.uncertainties else ""
-    return f"not settled: the research stopped because {why}, before the evidence was shown to answer the question{open_}"
-
-
-def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[ResearchState, list[str]]:
-    """`state` with the two sentences that date the options as evidence (verbatim, so verified;
-    a piece of evidence that already quotes one is cited instead), and their ids."""
-    evidence, ids = list(state.evidence), []
-    for dated in decided.dated:
-        same = next(
-            (
-                e
-                for e in evidence
-                if e.source == dated.chunk.chunk_id and normalise(e.quote) == normalise(dated.sentence)
-            ),
-            None,
-        )
-        if same is None:
-            same = Evidence(
-                id=next_evidence_id(evidence),
-                fact=dated.sentence,
-                source=dated.chunk.chunk_id,
-                quote=dated.sentence,
-                verified="yes",
-                round=state.iteration,
-                title=dated.chunk.subject,
-            )
-            evidence.append(same)
-        ids.append(same.id)
-    return state.model_copy(update={"evidence": evidence}), list(dict.fromkeys(ids))
 
 
 def _constraint_like(span: str) -> bool:
