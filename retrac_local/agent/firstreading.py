@@ -20,21 +20,29 @@ which sentences are cited; the model only answers."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from retrac_local.agent import finishing
 from retrac_local.agent.answercheck import NOT_STATED, agreement, answer_words, doubt, reanswers, same_answer
+from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.trajectory import Relevance, Sentence, informative_sentences, word_overlap
 from retrac_local.agent.verify import normalise
 from retrac_local.baselines.rag import rag_messages
-from retrac_local.contract.events import Citation
+from retrac_local.contract.events import Citation, RoundCompressed, RoundEnd, StopReason
 from retrac_local.contract.schemas import ShortAnswer
+from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
+from retrac_local.rules.book import RuleBook
 from retrac_local.rules.choices import held_to
 
 if TYPE_CHECKING:
+    from retrac_local.agent.context import RunContext
+    from retrac_local.agent.trajectory import RoundRecord, Step
     from retrac_local.corpus.base import Chunk
     from retrac_local.llm.base import LLM
+    from retrac_local.records import RoundStats
 
 TEMPERATURE = 0.7
 MAX_CITED = 3
@@ -185,3 +193,126 @@ def read(
     if reading.check is None:
         reading.why_not = "no answer from the cited sentences alone"
     return reading
+
+
+# -- in a run ------------------------------------------------------------------------------------
+def settle(ctx: RunContext, state: ResearchState, step: Step, rules: RuleBook) -> FirstReading | None:
+    """Hop 0's passages read (`step`, the run's first search), and whether they already hold the
+    answer (`holds`): the answers from them agree, the sentences that state it give it back read
+    alone, and the status checks of any answer pass on them. None when the first reading is off
+    (`budget.first_reading_samples = 0`, or the rule switched off) or the search found nothing."""
+    budget = ctx.settings.budget
+    if not budget.first_reading_samples or not rules.on("converge.first_reading"):
+        return None
+    if step.error or not step.chunks:
+        return None
+    ctx.meter.purpose = "first-reading"
+    reading = read(
+        ctx.planner,
+        ctx.system_prompt,
+        state.question,
+        step.chunks[: ctx.settings.retrieval.first_k],
+        choices=state.asked.options if rules.on("answer.options") else (),
+        samples=budget.first_reading_samples,
+        needed=budget.first_reading_agreement,
+        check_needed=budget.answer_agreement,
+        max_tokens=ctx.settings.sampling.answer_max_tokens,
+        relevance=ctx.relevance,
+    )
+    ctx.meter.purpose = "action"
+    if not reading.holds:
+        return reading
+    settled = _read_first(state, reading, state.iteration + 1)
+    citations = [c for c in (finishing.checked_citation(ctx, e) for e in settled.evidence) if c is not None]
+    # The status checks of every answer, on a scratch book: a check that fails here sends the
+    # run on to research, and is not one of the run's firings.
+    caveat = finishing.caveat_of(settled, settled.answer, citations, RuleBook(ctx.settings.rules.disabled))
+    if caveat or not citations:
+        reading.holds, reading.why_not = False, caveat or "no citation checked"
+        return reading
+    rules.fired(
+        "converge.first_reading",
+        f"ended after hop 0 on {reading.answer!r}: {reading.agreement:.2f} of the sampled answers and "
+        f"{reading.check:.2f} of the cited sentences' answers name it",
+    )
+    return reading
+
+
+def commit(
+    ctx: RunContext,
+    run_id: str,
+    state: ResearchState,
+    record: RoundRecord,
+    reading: FirstReading,
+    rules: RuleBook,
+    round_start: float,
+) -> tuple[ResearchState, RoundCompressed]:
+    """The first round stored as it ended, after hop 0 (`reading` held): no compression, the state
+    the sentences that state the answer and the answer itself."""
+    new_state = _read_first(state, reading, record.iteration)
+    diff = StateDiff(
+        evidence_added=[e.id for e in new_state.evidence],
+        answer_before=state.answer,
+        answer_after=new_state.answer,
+    )
+    calls = ctx.meter.drain()
+    state_tokens = ctx.compressor.count_tokens(new_state.render())
+    stats: RoundStats = {
+        "seconds": round(time.perf_counter() - round_start, 3),
+        "tool_calls": record.tool_calls,
+        "end_reason": RoundEnd.FIRST_READING,
+        "slots": 1,
+        "new_tokens": 0,
+        "llm_calls": len(calls),
+        "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
+        "completion_tokens": sum(c["completion_tokens"] for c in calls),
+        "state_tokens": state_tokens,
+        "sentences_left_out": 0,
+        "compression_attempts": [],
+        "rejected": [],
+        "compression_failed": False,
+        "stop_reason": StopReason.FIRST_READING,
+        "rules": rules.take(),
+    }
+    ctx.store.save_round(
+        run_id,
+        record.iteration,
+        new_state.model_dump(),
+        record.to_dict(),
+        diff.model_dump(),
+        stats,
+        calls,
+    )
+    compressed = RoundCompressed(
+        record.iteration,
+        record.tool_calls,
+        RoundEnd.FIRST_READING,
+        diff.summary(),
+        new_state.answer,
+        len(new_state.evidence),
+        state_tokens,
+        False,
+        stats["prompt_tokens"],
+        stats["completion_tokens"],
+        round(sum(c["seconds"] for c in calls), 2),
+    )
+    return new_state, compressed
+
+
+def _read_first(state: ResearchState, reading: FirstReading, iteration: int) -> ResearchState:
+    """The state a run ends with after hop 0: the sentences that state the answer as its evidence
+    (quoted as stored, so verified by construction), and the answer."""
+    evidence = list(state.evidence)
+    for sentence in reading.stating:
+        evidence.append(
+            Evidence(
+                id=next_evidence_id(evidence),
+                fact=sentence.text,
+                source=sentence.chunk.chunk_id,
+                quote=sentence.text,
+                verified="yes",
+                round=iteration,
+                title=sentence.chunk.subject,
+            )
+        )
+    return state.model_copy(update={"evidence": evidence, "answer": reading.answer, "iteration": iteration})

@@ -26,7 +26,6 @@ from retrac_local.agent.candidates import PickArgs, planner_action_schema
 from retrac_local.agent.compress import compress
 from retrac_local.agent.context import RunContext
 from retrac_local.agent.convergence import converged
-from retrac_local.agent.diff import StateDiff
 from retrac_local.agent.memory import RunMemory
 from retrac_local.agent.meter import Meter, MeteredLLM
 from retrac_local.agent.policy import INVALID_KEPT_CHARS, MAX_INVALID_ACTIONS, invalid_action, too_early
@@ -50,7 +49,7 @@ from retrac_local.contract.events import (
     StopReason,
 )
 from retrac_local.contract.schemas import AnyAction, ConstraintsDraft
-from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.state import ResearchState
 from retrac_local.contract.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
 from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
@@ -222,7 +221,9 @@ class ResearchAgent:
             slots += 1
             progress.slots_used += 1
             if end == RoundEnd.FIRST_READING and progress.first_reading is not None:
-                state, compressed = self._commit_first_reading(run_id, state, record, progress, round_start)
+                state, compressed = firstreading.commit(
+                    self.ctx, run_id, state, record, progress.first_reading, progress.rules, round_start
+                )
                 yield compressed
                 stop_reason = StopReason.FIRST_READING
                 yield Converged(stop_reason)
@@ -446,115 +447,11 @@ class ResearchAgent:
                 record.iteration, step.index, "search", step.argument, step.gap, _summary_of(step), "code"
             )
             hop0 = state.iteration == 0 and len(record.steps) == 1 and query == state.question
-            if hop0 and self._first_reading(state, step, progress):
-                return True
+            if hop0:
+                progress.first_reading = firstreading.settle(self.ctx, state, step, progress.rules)
+                if progress.first_reading is not None and progress.first_reading.holds:
+                    return True
         return False
-
-    def _first_reading(self, state: ResearchState, step: Step, progress: RunProgress) -> bool:
-        """Whether hop 0's passages already hold the answer (agent/firstreading.py): the answers
-        from them agree, the sentences that state it give it back read alone, and the status checks
-        of any answer pass on them. The reading is kept on `progress` either way."""
-        rules = progress.rules
-        budget = self.settings.budget
-        if not budget.first_reading_samples or not rules.on("converge.first_reading"):
-            return False
-        if step.error or not step.chunks:
-            return False
-        self.meter.purpose = "first-reading"
-        reading = firstreading.read(
-            self.planner,
-            self.system_prompt,
-            state.question,
-            step.chunks[: self.settings.retrieval.first_k],
-            choices=state.asked.options if rules.on("answer.options") else (),
-            samples=budget.first_reading_samples,
-            needed=budget.first_reading_agreement,
-            check_needed=budget.answer_agreement,
-            max_tokens=self.settings.sampling.answer_max_tokens,
-            relevance=self.relevance,
-        )
-        progress.first_reading = reading
-        self.meter.purpose = "action"
-        if not reading.holds:
-            return False
-        settled = _read_first(state, reading, state.iteration + 1)
-        citations = [
-            c for c in (finishing.checked_citation(self.ctx, e) for e in settled.evidence) if c is not None
-        ]
-        # The status checks of every answer, on a scratch book: a check that fails here sends the
-        # run on to research, and is not one of the run's firings.
-        caveat = finishing.caveat_of(
-            settled, settled.answer, citations, RuleBook(self.settings.rules.disabled)
-        )
-        if caveat or not citations:
-            reading.holds, reading.why_not = False, caveat or "no citation checked"
-            return False
-        rules.fired(
-            "converge.first_reading",
-            f"ended after hop 0 on {reading.answer!r}: {reading.agreement:.2f} of the sampled answers and "
-            f"{reading.check:.2f} of the cited sentences' answers name it",
-        )
-        return True
-
-    def _commit_first_reading(
-        self,
-        run_id: str,
-        state: ResearchState,
-        record: RoundRecord,
-        progress: RunProgress,
-        round_start: float,
-    ) -> tuple[ResearchState, RoundCompressed]:
-        """The first round stored as it ended, after hop 0: no compression, the state the sentences
-        that state the answer and the answer itself."""
-        assert progress.first_reading is not None
-        new_state = _read_first(state, progress.first_reading, record.iteration)
-        diff = StateDiff(
-            evidence_added=[e.id for e in new_state.evidence],
-            answer_before=state.answer,
-            answer_after=new_state.answer,
-        )
-        calls = self.meter.drain()
-        state_tokens = self.compressor.count_tokens(new_state.render())
-        stats: RoundStats = {
-            "seconds": round(time.perf_counter() - round_start, 3),
-            "tool_calls": record.tool_calls,
-            "end_reason": RoundEnd.FIRST_READING,
-            "slots": 1,
-            "new_tokens": 0,
-            "llm_calls": len(calls),
-            "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
-            "completion_tokens": sum(c["completion_tokens"] for c in calls),
-            "state_tokens": state_tokens,
-            "sentences_left_out": 0,
-            "compression_attempts": [],
-            "rejected": [],
-            "compression_failed": False,
-            "stop_reason": StopReason.FIRST_READING,
-            "rules": progress.rules.take(),
-        }
-        self.store.save_round(
-            run_id,
-            record.iteration,
-            new_state.model_dump(),
-            record.to_dict(),
-            diff.model_dump(),
-            stats,
-            calls,
-        )
-        compressed = RoundCompressed(
-            record.iteration,
-            record.tool_calls,
-            RoundEnd.FIRST_READING,
-            diff.summary(),
-            new_state.answer,
-            len(new_state.evidence),
-            state_tokens,
-            False,
-            stats["prompt_tokens"],
-            stats["completion_tokens"],
-            round(sum(c["seconds"] for c in calls), 2),
-        )
-        return new_state, compressed
 
     def _round_opening(self, state: ResearchState, record: RoundRecord) -> tuple[list[str], list[Message]]:
         """What the planner's first prompt of the round opens with (the state, and the texts of the
@@ -736,25 +633,6 @@ class ResearchAgent:
         # Only verbatim spans of the question survive: constraints are copied, never reworded.
         spans = [c.strip(" ,.?") for c in generation.parsed.constraints]
         return [c for c in dict.fromkeys(spans) if c != question and c in question and _constraint_like(c)]
-
-
-def _read_first(state: ResearchState, reading: firstreading.FirstReading, iteration: int) -> ResearchState:
-    """The state a run ends with after hop 0: the sentences that state the answer as its evidence
-    (quoted as stored, so verified by construction), and the answer."""
-    evidence = list(state.evidence)
-    for sentence in reading.stating:
-        evidence.append(
-            Evidence(
-                id=next_evidence_id(evidence),
-                fact=sentence.text,
-                source=sentence.chunk.chunk_id,
-                quote=sentence.text,
-                verified="yes",
-                round=iteration,
-                title=sentence.chunk.subject,
-            )
-        )
-    return state.model_copy(update={"evidence": evidence, "answer": reading.answer, "iteration": iteration})
 
 
 def _constraint_like(span: str) -> bool:
