@@ -79,3 +79,20 @@ def test_the_names_a_question_mentions_and_the_state_carries_it() -> None:
     assert state.asked is q  # parsed once: the same object every stage reads
     assert q.to_dict()["names"] == ("Karn Point Lighthouse",)
     assert "asked" not in state.model_dump()  # the state's stored form is the question's text alone
+
+
+@pytest.mark.parametrize(
+    ("text", "options"),
+    [
+        # a title holding a comma, on either side of "or"
+        ("Which film came out first, Harbour Lights or Hello, Dolly?", ("Harbour Lights", "Hello, Dolly")),
+        ("Which film came out first, Hello, Dolly or Harbour Lights?", ("Hello, Dolly", "Harbour Lights")),
+        # a lower-case aside after the options is not part of them
+        (
+            "Which is older, Karn Point Lighthouse or Skerra Light, according to the board?",
+            ("Karn Point Lighthouse", "Skerra Light"),
+        ),
+    ],
+)
+def test_an_option_runs_on_through_a_comma_inside_a_name(text: str, options: tuple[str, ...]) -> None:
+    assert parse(text).options == options

@@ -21,6 +21,7 @@ rules that read them stand aside (docs/RULES.md).
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -104,13 +105,26 @@ def _options(question: str) -> tuple[str, ...]:
     with_or = [p for p in parts[1:] if " or " in p.strip(" ")[1:]]  # a clause after a comma: "…, A or B"
     if with_or and not verb:
         left, _, right = with_or[-1].rpartition(" or ")
-        found = (_option(left), _option(right))
+        # A title may hold a comma ("…, Sunset or Hello, Dolly"): each option runs on through the
+        # parts beside it that start as a name does (never into the question's own first clause),
+        # not through a lower-case aside.
+        at = len(parts) - 1 - parts[::-1].index(with_or[-1])
+        tail = list(itertools.takewhile(_starts_a_name, parts[at + 1 :]))
+        head = list(itertools.takewhile(_starts_a_name, parts[at - 1 : 0 : -1]))[::-1]  # not the first part
+        found = (
+            _option(", ".join([*head, left])) or _option(left),
+            _option(", ".join([right, *tail])) or _option(right),
+        )
     else:  # no comma: the names on each side of the last "or" ("Who was born first A B or C D?")
         left, _, right = q.rpartition(" or ")
         found = (_name_run(left.split(), backwards=True), _name_run(right.split(), backwards=False))
     if not all(found) or option_key(found[0]) == option_key(found[1]):
         return ()
     return found  # type: ignore[return-value]
+
+
+def _starts_a_name(text: str) -> bool:
+    return text[:1].isupper() or text[:1].isdigit()
 
 
 def _option(text: str) -> str:
