@@ -178,3 +178,31 @@ def test_the_embedding_benchmark_counts_both_and_any_gold_paragraph_within_k(tmp
     assert got["both@5"] == 0.0 and got["both@10"] == 0.5  # question 1 completes at rank 6
     assert got["any@5"] == 1.0
     assert got["both@20"] == 1.0  # 14 paragraphs: every one is within 20, d4 too
+
+
+def test_the_speed_table_gives_the_demo_questions_median_and_its_model_calls() -> None:
+    from retrac_local.bench.speed import markdown
+
+    run = {
+        "answer": "1849",
+        "status": "answered",
+        "stop_reason": "first-reading",
+        "llm_calls": 11,
+        "seconds": 0.0,
+        "llm_seconds": 0.0,
+        "overhead_share": 0.1,
+        "kv_saved_share": None,
+        "kv_reuse_share": None,
+        "compressor_cached_share": None,
+    }
+    result = {
+        "machine": "2 cores",
+        "runs": 3,
+        "raw": [],
+        "constrained": {},
+        "grammar": {"first_process": {}, "second_process": {}},
+        "agent": [run | {"seconds": s} for s in (30.0, 20.0, 25.0)],
+        "startup": {"imports": 1, "models": 2, "store_and_embedder": 3, "total": 6},
+    }
+    text = markdown(result)
+    assert "median 25.0 s over 3 runs" in text and "'1849' answered (first-reading), 11 model calls" in text

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,9 @@ def agent_run(app: Any, question: str) -> dict[str, Any]:
     return {
         "answer": result.answer,
         "status": str(result.status),
+        "stop_reason": str(result.stop_reason),
+        "llm_calls": result.llm_calls,
+        "calls_by_purpose": dict(Counter(c["purpose"] for c in result.calls)),
         "seconds": round(result.seconds, 2),
         "llm_seconds": round(result.llm_seconds, 2),
         "overhead_share": round((result.seconds - result.llm_seconds) / result.seconds, 4),
@@ -251,6 +255,15 @@ def markdown(result: dict[str, Any]) -> str:
         f"| {i} | {r['answer']} | {r['seconds']} | {r['llm_seconds']} | {r['overhead_share']:.1%} | "
         f"{_share(r['kv_saved_share'])} | {_share(r['kv_reuse_share'])} | {_share(r['compressor_cached_share'])} |"
         for i, r in enumerate(runs, 1)
+    ]
+    lines += [
+        "",
+        f"The demo question, models loaded: median {_median([r['seconds'] for r in runs])} s over "
+        f"{len(runs)} runs; "
+        + "; ".join(
+            f"{r['answer']!r} {r['status']} ({r['stop_reason']}), {r['llm_calls']} model calls" for r in runs
+        )
+        + ".",
     ]
     s = result["startup"]
     lines += [
