@@ -13,6 +13,16 @@ from retrac_local.config import ModelSettings, SamplingSettings
 from retrac_local.llm import llamacpp
 
 
+class _Cache:
+    """What the selection reads of a llama.cpp context: the tokens its KV cache holds."""
+
+    def __init__(self) -> None:
+        self._input_ids: list[int] = []
+
+    def reset(self) -> None:  # as Llama.reset: nothing held any more
+        self._input_ids = []
+
+
 def _llm(monkeypatch: pytest.MonkeyPatch, caches: int) -> tuple[llamacpp.LlamaCppLLM, list[str]]:
     loaded: list[str] = []
 
@@ -20,7 +30,7 @@ def _llm(monkeypatch: pytest.MonkeyPatch, caches: int) -> tuple[llamacpp.LlamaCp
         path: Path, settings: ModelSettings, seed: int, cache_dir: Any, slot: str = ""
     ) -> tuple[Any, Any]:
         loaded.append(slot)
-        return SimpleNamespace(_input_ids=[]), None
+        return _Cache(), None
 
     monkeypatch.setattr(llamacpp, "load_llama", load_llama)
     monkeypatch.setattr(llamacpp.LlamaCppLLM, "_chat_formatter", staticmethod(lambda llama: None))
@@ -64,3 +74,30 @@ def test_one_cache_is_shared_and_a_third_kind_takes_the_least_recent(monkeypatch
     third = OPENING + list(range(600, 700))
     assert _run(llm, third) == (0, len(OPENING))  # the constraints' cache was used least recently
     assert _run(llm, COMPRESS + [2]) == (1, len(COMPRESS))
+
+
+def test_forget_empties_every_cache_and_the_next_prompt_is_processed_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    llm, _ = _llm(monkeypatch, caches=2)
+    _run(llm, CONSTRAINTS + [1])
+    _run(llm, COMPRESS + [1])
+    assert _run(llm, COMPRESS + [1])[1] == len(COMPRESS) + 1
+    llm.forget()
+    assert _run(llm, COMPRESS + [1])[1] == 0  # nothing held: the whole prompt is processed again
+    assert _run(llm, CONSTRAINTS + [1])[1] == 0
+
+
+def test_the_evaluation_times_each_run_on_models_that_forgot_the_runs_before() -> None:
+    from retrac_local.eval.harness import _cold
+
+    class Model:
+        forgotten = 0
+
+        def forget(self) -> None:
+            self.forgotten += 1
+
+    model = Model()
+    app = SimpleNamespace(llms=lambda: (model, model))  # planner and compressor: one model
+    run = _cold(app, lambda question: model.forgotten)
+    assert run(None) == 1 and run(None) == 2  # forgotten once per run, before it

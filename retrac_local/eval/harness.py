@@ -31,6 +31,7 @@ from retrac_local.eval.questions import EvalQuestion
 from retrac_local.eval.rows import Call, EvalRow, lines, read_rows
 from retrac_local.eval.runtime import Runtime
 from retrac_local.eval.scoring import best, doc_recall
+from retrac_local.llm.base import forget
 from retrac_local.modes import MODES, Runner, baseline_runner
 from retrac_local.runstore import RunStore
 
@@ -395,7 +396,21 @@ def make_runners(app: Any, modes: list[str], evaluation: Evaluation, rag_k: int)
         evaluation.set_pending(question, None)
         return result
 
-    return {m: retrac if m == "retrac" else baseline_runner(app, m, rag_k) for m in modes}
+    runners = {m: retrac if m == "retrac" else baseline_runner(app, m, rag_k) for m in modes}
+    return {m: _cold(app, runner) for m, runner in runners.items()}
+
+
+def _cold(app: Any, runner: Runner) -> Runner:
+    """`runner` on models that remember no earlier call: each run is timed as in a fresh process,
+    not helped by the same prompt another mode made just before (RAG's prompt is the first reading's
+    of a Re-TRAC run)."""
+
+    def run(question: EvalQuestion) -> RunResult:
+        for llm in {id(m): m for m in app.llms()}.values():
+            forget(llm)
+        return runner(question)
+
+    return run
 
 
 def _aside_file(mode: str, version: str) -> str:

@@ -73,6 +73,16 @@ class LLM(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
+def forget(llm: object) -> None:
+    """Drop what a model keeps of its earlier calls (its KV caches), keeping it loaded, where its
+    backend can: a run then costs what it costs in a fresh process, whatever ran before it (the
+    evaluation times each run so; the same prompt made by another mode just before would otherwise
+    cost nothing)."""
+    drop = getattr(llm, "forget", None)
+    if callable(drop):
+        drop()
+
+
 def completed(text: str, finish_reason: str, usage: Usage, schema: type[BaseModel] | None) -> Generation[Any]:
     """The generation of `text`, read as `schema` when the call gave one (a truncated or invalid
     output raises StructuredOutputError)."""

@@ -138,6 +138,13 @@ class LlamaCppLLM:
             self._formatter = self._chat_formatter(self._llama)
         return self
 
+    def forget(self) -> None:
+        """Every KV cache of this model emptied (the weights stay loaded): the next call processes
+        its whole prompt, as in a fresh process."""
+        for llama, _ in self._contexts:
+            llama.reset()
+        self._last_used = [0] * len(self._contexts)
+
     def _context(self, tokens: list[int]) -> tuple[Llama, SchemaConstrainer, int]:
         """The KV cache to run `tokens` on, and how many of them it holds already: the cache holding
         the longest prefix of them; when none holds more than a chat template's opening, an unused
