@@ -1,8 +1,11 @@
 """The Re-TRAC loop as a generator of typed events.
 
     S_0 = question + constraints (verbatim)
+    hop 0: the question searched; when its passages already hold the answer, S_1 = that reading, stop
     for t in 1..T:  τ_t = round(planner, S_{t-1}, tools);  S_t = compress(S_{t-1}, τ_t);  persist;  stop?
     answer = finalize(planner, S_T), citations checked against the stored chunks
+
+The first reading is agent/firstreading.py; the end of a run, agent/finishing.py.
 
 Error policy: the model's mistakes (invalid output, an unknown id, a failed search) are recorded on
 the step and the run goes on; our own bugs raise. A run interrupted at any point resumes from its
