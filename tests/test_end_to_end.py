@@ -98,6 +98,7 @@ def test_ask_interrupted_then_resumed_answers_the_demo_question(demo_home: Path)
     question = demo_questions()[0]
     env = {k: v for k, v in os.environ.items() if not k.startswith("RETRAC_")}
     env |= {"RETRAC_HOME": str(demo_home), "PYTHONUNBUFFERED": "1", "RETRAC_BUDGET__MAX_ROUNDS": "2"}
+    env["RETRAC_BUDGET__FIRST_READING_SAMPLES"] = "0"  # rounds to interrupt, not an end after hop 0
     ask = subprocess.Popen(
         [*RETRAC, "ask", question["question"]],
         env=env,

@@ -115,7 +115,8 @@ def test_ingest_search_ask_and_reingest_on_an_object_store(s3: Store, tmp_path: 
     settings = other.settings.model_copy(
         update={
             "budget": other.settings.budget.model_copy(
-                update={"max_steps_per_round": 4, "opening_searches": 2}
+                # the script is the research's: no first reading after hop 0
+                update={"max_steps_per_round": 4, "opening_searches": 2, "first_reading_samples": 0}
             )
         }
     )
