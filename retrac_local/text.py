@@ -7,6 +7,22 @@ from __future__ import annotations
 
 import re
 
+# The months in order, lower case (their numbers are their places, from 1).
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+
 _WORD = re.compile(r"\w+")
 _LONG_WORD = re.compile(r"\w{3,}")
 

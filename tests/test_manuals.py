@@ -6,10 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from retrac_local.contract.events import RunStatus
 from retrac_local.eval.manuals import HALVES, NOT_IN_MANUALS, QUESTIONS, said_not_found, summarize
 from retrac_local.eval.questions import load_questions
 from retrac_local.eval.rows import EvalRow
+from tests.test_slices import row as slice_row
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,19 +32,7 @@ def test_the_question_set_is_as_its_readme_says() -> None:
 def row(
     qid: str, mode: str, f1: float, kind: str = "lookup", status: str = "answered", caveat=None
 ) -> EvalRow:
-    return EvalRow(
-        id=qid,
-        mode=mode,
-        question="q?",
-        answer="a",
-        gold=["a"],
-        em=f1,
-        f1=f1,
-        status=RunStatus(status),
-        seconds=10.0,
-        type=kind,
-        caveat=caveat,
-    )
+    return slice_row(qid, mode, f1, status).model_copy(update={"type": kind, "caveat": caveat})
 
 
 def test_the_summary_pairs_the_answerable_and_counts_the_others_apart(tmp_path: Path) -> None:

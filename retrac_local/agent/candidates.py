@@ -34,7 +34,7 @@ from retrac_local.contract.state import ResearchState
 from retrac_local.contract.tools import more_in_document
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
-from retrac_local.text import STOP_WORDS, long_words_of, words_of
+from retrac_local.text import MONTHS, STOP_WORDS, long_words_of, words_of
 
 MAX_CANDIDATES = 6
 LEAD = ", not searched yet"  # the origin of a lead: a name verified evidence states
@@ -247,18 +247,7 @@ def _namelike(name: str) -> bool:
 
 _NOT_LEADS = frozenset(  # single words that name no entity worth a search
     [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        *MONTHS,
         "english",
         "american",
         "british",

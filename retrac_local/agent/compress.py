@@ -25,7 +25,7 @@ from retrac_local.agent.policy import reask
 from retrac_local.agent.trajectory import Relevance, RoundRecord, Sentence, render_for_compression
 from retrac_local.agent.verify import normalise, support, support_level, unfaithful
 from retrac_local.contract.schemas import StateUpdate, state_update_schema
-from retrac_local.contract.state import Conclusion, Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.state import Conclusion, Evidence, ResearchState, next_evidence_id, quoted
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
 from retrac_local.rules.answers import wrong_kind_question
@@ -311,15 +311,7 @@ def add_anchor(state: ResearchState, sentences: list[Sentence], iteration: int) 
             best, best_score = s, score
     if best is None:
         return state
-    anchor = Evidence(
-        id=next_evidence_id(state.evidence),
-        fact=best.text,
-        source=best.chunk.chunk_id,
-        quote=best.text,
-        verified="yes",
-        round=iteration,
-        title=best.chunk.subject,
-    )
+    anchor = quoted(state.evidence, best.chunk, best.text, iteration)
     return state.model_copy(update={"evidence": [*state.evidence, anchor]})
 
 
@@ -351,15 +343,7 @@ def add_answer_quote(state: ResearchState, sentences: list[Sentence], iteration:
     best = max(holding, key=lambda s: len(asked & set(long_words_of(f"{s.chunk.subject} {s.text}".lower()))))
     if _duplicate(state.evidence, best.chunk.chunk_id, best.text):
         return state
-    quote = Evidence(
-        id=next_evidence_id(state.evidence),
-        fact=best.text,
-        source=best.chunk.chunk_id,
-        quote=best.text,
-        verified="yes",
-        round=iteration,
-        title=best.chunk.subject,
-    )
+    quote = quoted(state.evidence, best.chunk, best.text, iteration)
     return state.model_copy(update={"evidence": [*state.evidence, quote]})
 
 

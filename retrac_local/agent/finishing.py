@@ -13,7 +13,7 @@ from retrac_local.agent.trajectory import Sentence
 from retrac_local.agent.verify import normalise, quote_in
 from retrac_local.contract.events import Citation, RunResult, RunStatus, StopReason
 from retrac_local.contract.schemas import FinalAnswer, final_answer_schema
-from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.state import Evidence, ResearchState, quoted
 from retrac_local.corpus.base import Chunk
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import Message
@@ -363,15 +363,7 @@ def _cite_dated(state: ResearchState, decided: datecompare.Decision) -> tuple[Re
             None,
         )
         if same is None:
-            same = Evidence(
-                id=next_evidence_id(evidence),
-                fact=dated.sentence,
-                source=dated.chunk.chunk_id,
-                quote=dated.sentence,
-                verified="yes",
-                round=state.iteration,
-                title=dated.chunk.subject,
-            )
+            same = quoted(evidence, dated.chunk, dated.sentence, state.iteration)
             evidence.append(same)
         ids.append(same.id)
     return state.model_copy(update={"evidence": evidence}), list(dict.fromkeys(ids))

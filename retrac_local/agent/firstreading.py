@@ -32,7 +32,7 @@ from retrac_local.agent.verify import normalise
 from retrac_local.baselines.rag import rag_messages
 from retrac_local.contract.events import Citation, RoundCompressed, RoundEnd, StopReason
 from retrac_local.contract.schemas import ShortAnswer
-from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.state import ResearchState, quoted
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.rules.book import RuleBook
 from retrac_local.rules.choices import held_to
@@ -304,15 +304,5 @@ def _read_first(state: ResearchState, reading: FirstReading, iteration: int) -> 
     (quoted as stored, so verified by construction), and the answer."""
     evidence = list(state.evidence)
     for sentence in reading.stating:
-        evidence.append(
-            Evidence(
-                id=next_evidence_id(evidence),
-                fact=sentence.text,
-                source=sentence.chunk.chunk_id,
-                quote=sentence.text,
-                verified="yes",
-                round=iteration,
-                title=sentence.chunk.subject,
-            )
-        )
+        evidence.append(quoted(evidence, sentence.chunk, sentence.text, iteration))
     return state.model_copy(update={"evidence": evidence, "answer": reading.answer, "iteration": iteration})

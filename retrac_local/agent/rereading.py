@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from retrac_local.agent.trajectory import Relevance, Sentence, most_relevant
 from retrac_local.agent.verify import normalise
-from retrac_local.contract.state import Evidence, ResearchState, next_evidence_id
+from retrac_local.contract.state import ResearchState, quoted
 from retrac_local.corpus.base import Chunk
 
 PREFIX = "P"
@@ -66,17 +66,6 @@ def cite(state: ResearchState, found: list[Sentence], cited: list[str]) -> tuple
         if sentence is None:
             renamed.append(ref)
             continue
-        new_id = next_evidence_id(evidence)
-        evidence.append(
-            Evidence(
-                id=new_id,
-                fact=sentence.text,
-                source=sentence.chunk.chunk_id,
-                quote=sentence.text,
-                verified="yes",
-                round=state.iteration,
-                title=sentence.chunk.subject,
-            )
-        )
-        renamed.append(new_id)
+        evidence.append(quoted(evidence, sentence.chunk, sentence.text, state.iteration))
+        renamed.append(evidence[-1].id)
     return state.model_copy(update={"evidence": evidence}), renamed

@@ -197,8 +197,7 @@ def agent_run(app: Any, question: str) -> dict[str, Any]:
     from retrac_local.contract.events import RunFinished
     from retrac_local.llm.base import forget
 
-    for llm in {id(m): m for m in app.llms()}.values():
-        forget(llm)  # each run as in a fresh process, with the models loaded
+    forget(*app.llms())  # each run as in a fresh process, with the models loaded
     result = None
     for event in app.ask(question):
         if isinstance(event, RunFinished):

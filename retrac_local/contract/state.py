@@ -7,11 +7,14 @@ their verification); the compressor model writes the rest through a `StateUpdate
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from retrac_local.agent.question import Question, parse
+
+if TYPE_CHECKING:
+    from retrac_local.corpus.base import Chunk
 
 Verified = Literal["yes", "partial", "no"]
 
@@ -123,3 +126,18 @@ def next_evidence_id(evidence: list[Evidence]) -> str:
     """The id a new piece of evidence gets: one past the highest E number held."""
     taken = [int(e.id[1:]) for e in evidence if e.id[1:].isdigit()]
     return f"E{max(taken, default=0) + 1}"
+
+
+def quoted(evidence: list[Evidence], chunk: Chunk, sentence: str, round: int) -> Evidence:
+    """A sentence of a stored chunk as the next piece of evidence after `evidence`, made by code: its
+    quote is the sentence as stored, so it is verified by construction, and its fact is the sentence
+    itself (nothing restated, nothing to drift)."""
+    return Evidence(
+        id=next_evidence_id(evidence),
+        fact=sentence,
+        source=chunk.chunk_id,
+        quote=sentence,
+        verified="yes",
+        round=round,
+        title=chunk.subject,
+    )

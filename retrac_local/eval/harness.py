@@ -406,8 +406,7 @@ def _cold(app: Any, runner: Runner) -> Runner:
     of a Re-TRAC run)."""
 
     def run(question: EvalQuestion) -> RunResult:
-        for llm in {id(m): m for m in app.llms()}.values():
-            forget(llm)
+        forget(*app.llms())
         return runner(question)
 
     return run

@@ -73,14 +73,15 @@ class LLM(Protocol):
     def count_tokens(self, text: str) -> int: ...
 
 
-def forget(llm: object) -> None:
-    """Drop what a model keeps of its earlier calls (its KV caches), keeping it loaded, where its
-    backend can: a run then costs what it costs in a fresh process, whatever ran before it (the
-    evaluation times each run so; the same prompt made by another mode just before would otherwise
-    cost nothing)."""
-    drop = getattr(llm, "forget", None)
-    if callable(drop):
-        drop()
+def forget(*llms: object) -> None:
+    """Drop what each model keeps of its earlier calls (its KV caches), keeping it loaded, where its
+    backend can (a model given twice, as planner and compressor, once): a run then costs what it
+    costs in a fresh process, whatever ran before it (the evaluation times each run so; the same
+    prompt made by another mode just before would otherwise cost nothing)."""
+    for llm in {id(m): m for m in llms}.values():
+        drop = getattr(llm, "forget", None)
+        if callable(drop):
+            drop()
 
 
 def completed(text: str, finish_reason: str, usage: Usage, schema: type[BaseModel] | None) -> Generation[Any]:

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from retrac_local.agent.question import Kind, parse
 from retrac_local.agent.verify import normalise
 from retrac_local.contract.state import Evidence
-from retrac_local.text import ends_sentence, words_of
+from retrac_local.text import MONTHS, ends_sentence, words_of
 
 _NUMBER_WORDS = frozenset(
     [
@@ -64,22 +64,7 @@ _NUMBER_WORDS = frozenset(
         "several",
     ]
 )
-_MONTHS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
+_MONTHS = frozenset(MONTHS)
 _DATE_WORDS = _MONTHS | {
     "century",
     "centuries",

@@ -33,7 +33,7 @@ from retrac_local.agent.question import EVENTS, Order, parse
 from retrac_local.agent.verify import addresses_the_model, normalise
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
-from retrac_local.text import words_of
+from retrac_local.text import MONTHS, words_of
 
 _AGE_OF_A_THING = (
     "founded",
@@ -53,26 +53,7 @@ _AGE_OF_A_THING = (
     "incorporated",
 )
 
-_MONTHS = {
-    m: n
-    for n, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
+_MONTHS = {m: n for n, m in enumerate(MONTHS, start=1)}
 _MONTHS |= {m[:3]: n for m, n in list(_MONTHS.items())} | {"sept": 9}
 _MONTH = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
 
