@@ -88,6 +88,32 @@ def test_forget_empties_every_cache_and_the_next_prompt_is_processed_whole(
     assert _run(llm, CONSTRAINTS + [1])[1] == 0
 
 
+def test_after_forget_the_calls_sample_with_the_seeds_of_a_fresh_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seeds: list[int] = []
+
+    def create_completion(**kwargs: Any) -> dict[str, Any]:
+        seeds.append(kwargs["seed"])
+        return {"choices": [{"text": "x", "finish_reason": "stop"}], "usage": {"completion_tokens": 1}}
+
+    monkeypatch.setattr(_Cache, "create_completion", staticmethod(create_completion), raising=False)
+    monkeypatch.setattr(
+        llamacpp,
+        "require",
+        lambda *a, **k: SimpleNamespace(StoppingCriteriaList=list, LogitsProcessorList=list),
+    )
+    llm, _ = _llm(monkeypatch, caches=1)
+    monkeypatch.setattr(llm, "prompt_tokens", lambda messages: CONSTRAINTS + [len(messages)])
+    for _ in range(3):
+        llm.generate([{"role": "user", "content": "q"}], temperature=0.7)
+    llm.forget()
+    for _ in range(3):
+        llm.generate([{"role": "user", "content": "q"}], temperature=0.7)
+    assert len(set(seeds[:3])) == 3  # each call of a run its own seed
+    assert seeds[3:] == seeds[:3]  # a run after forget() samples as the first run did
+
+
 def test_the_evaluation_times_each_run_on_models_that_forgot_the_runs_before() -> None:
     from retrac_local.eval.harness import _cold
 

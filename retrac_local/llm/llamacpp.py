@@ -139,11 +139,13 @@ class LlamaCppLLM:
         return self
 
     def forget(self) -> None:
-        """Every KV cache of this model emptied (the weights stay loaded): the next call processes
-        its whole prompt, as in a fresh process."""
+        """Every KV cache of this model emptied (the weights stay loaded) and its calls counted from
+        zero again: the next call processes its whole prompt, and samples with the seeds it would
+        have in a fresh process, so a run repeats whatever ran before it."""
         for llama, _ in self._contexts:
             llama.reset()
         self._last_used = [0] * len(self._contexts)
+        self._calls = 0
 
     def _context(self, tokens: list[int]) -> tuple[Llama, SchemaConstrainer, int]:
         """The KV cache to run `tokens` on, and how many of them it holds already: the cache holding
