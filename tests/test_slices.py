@@ -9,8 +9,20 @@ from retrac_local.eval.rows import EvalRow
 from retrac_local.eval.slices import REPORT, TUNING, markdown, overlaps_report, pool
 
 
-def row(qid: str, mode: str, f1: float, status: str = "answered", seconds: float = 10.0) -> EvalRow:
+def row(
+    qid: str,
+    mode: str,
+    f1: float,
+    status: str = "answered",
+    seconds: float = 10.0,
+    stop_reason: str = "",
+    rounds: int = 0,
+    written: int = 0,
+) -> EvalRow:
     return EvalRow(
+        stop_reason=stop_reason,
+        rounds=rounds,
+        completion_tokens=written,
         id=qid,
         mode=mode,
         question="q?",
@@ -56,3 +68,26 @@ def test_the_report_pools_both_slices_with_each_question_paired_to_itself(tmp_pa
     assert pooled["modes"]["rag"]["median_seconds"] == 6.0 and pooled["runtimes"] == 1
     table = markdown(summary)
     assert "| pooled | retrac | 2 | 0.500 |" in table and "retrac-rag: F1 +0.000" in table
+
+
+def test_the_report_splits_the_runs_that_ended_after_hop_0_from_those_that_researched(tmp_path: Path) -> None:
+    (tmp_path / "crossdata").mkdir()
+    rows = [
+        row("1", "retrac", 1.0, seconds=12.0, stop_reason="first-reading", rounds=1, written=40),
+        row("1", "rag", 1.0, seconds=6.0),
+        row("2", "retrac", 0.5, "unsure", seconds=60.0, stop_reason="saturated", rounds=3, written=900),
+        row("2", "rag", 0.0, seconds=6.0),
+        row("3", "retrac", 0.0, seconds=90.0, stop_reason="budget-rounds", rounds=2, written=800),
+        row("3", "rag", 1.0, seconds=8.0),
+    ]
+    (tmp_path / "crossdata" / "results.jsonl").write_text("".join(r.line() for r in rows))
+    cross = pool(tmp_path)["slices"]["crossdata"]
+    early, rest = cross["ends"]["after_hop0"], cross["ends"]["researched"]
+    assert (early["n"], early["f1"], early["rag_f1"], early["answered_right"]) == (1, 1.0, 1.0, 1)
+    assert (rest["n"], rest["f1"], rest["rag_f1"], rest["median_seconds"]) == (2, 0.25, 0.5, 75.0)
+    assert early["share"] == round(1 / 3, 4)
+    assert cross["seconds_ratio"] == 10.0  # 60 s against 6 s
+    assert cross["modes"]["retrac"]["median_tokens_written_per_round"] == 300.0  # 40, 300, 400
+    assert cross["modes"]["rag"]["median_tokens_written_per_round"] is None  # no round recorded
+    table = markdown(pool(tmp_path))
+    assert "1 of 3 ended after hop 0" in table and "10.0× RAG's" in table

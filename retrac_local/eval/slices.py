@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from retrac_local.contract.events import StopReason
 from retrac_local.eval import runtime
 from retrac_local.eval.method import RIGHT_F1
 from retrac_local.eval.rows import EvalRow, read_rows
@@ -66,6 +67,7 @@ def mode_figures(rows: list[EvalRow]) -> dict[str, Any]:
     """n, F1, EM, median seconds, *answered* and *answered* right (F1 ≥ 0.8) of one mode's rows."""
     answered = [r for r in rows if r.status == "answered"]
     right = [r for r in answered if r.f1 >= RIGHT_F1]
+    rounds = [r for r in rows if r.rounds]
     return {
         "n": len(rows),
         "f1": round(statistics.fmean(r.f1 for r in rows), 4) if rows else None,
@@ -75,7 +77,30 @@ def mode_figures(rows: list[EvalRow]) -> dict[str, Any]:
         "answered_right": len(right),
         "answered_share": round(len(answered) / len(rows), 4) if rows else None,
         "answered_right_share": round(len(right) / len(answered), 4) if answered else None,
+        # what a round costs in generated tokens (the compressor writes most of them; issue 57)
+        "median_tokens_written_per_round": (
+            round(statistics.median(r.completion_tokens / r.rounds for r in rounds), 1) if rounds else None
+        ),
     }
+
+
+def ends(rows: list[EvalRow], mode: str = "retrac", against: str = "rag") -> dict[str, Any]:
+    """`mode`'s runs split by how they ended — after hop 0 (the first reading held) or after the
+    research — each part's figures, and `against`'s F1 on the same questions: what ending early
+    costs or gains where it happens."""
+    by_id = {r.id: r for r in rows if r.mode == against}
+    out: dict[str, Any] = {}
+    own = [r for r in rows if r.mode == mode]
+    for name, part in (
+        ("after_hop0", [r for r in own if r.stop_reason == StopReason.FIRST_READING]),
+        ("researched", [r for r in own if r.stop_reason != StopReason.FIRST_READING]),
+    ):
+        others = [by_id[r.id].f1 for r in part if r.id in by_id]
+        out[name] = mode_figures(part) | {
+            "share": round(len(part) / len(own), 4) if own else None,
+            f"{against}_f1": round(statistics.fmean(others), 4) if others else None,
+        }
+    return out
 
 
 def slice_figures(rows: list[EvalRow], modes: list[str]) -> dict[str, Any]:
@@ -87,12 +112,24 @@ def slice_figures(rows: list[EvalRow], modes: list[str]) -> dict[str, Any]:
         "paired": {
             f"{a}-{b}": paired_difference(both, a, b) for i, a in enumerate(modes) for b in modes[i + 1 :]
         },
+        "seconds_ratio": _ratio(both, modes),
+        "ends": ends(both) if {"retrac", "rag"} <= set(modes) else None,
         # per mode: a mode's rows made on two machines or two builds of the collection are said so
         "runtimes": max(
             (len(runtime.groups(r.runtime for r in both if r.mode == m)) for m in modes), default=0
         ),
     }
     return out
+
+
+def _ratio(rows: list[EvalRow], modes: list[str]) -> float | None:
+    """Re-TRAC's median seconds over RAG's, on the questions both answered in the same run."""
+    if not {"retrac", "rag"} <= set(modes):
+        return None
+    medians = [
+        statistics.median([r.seconds for r in rows if r.mode == m] or [0.0]) for m in ("retrac", "rag")
+    ]
+    return round(medians[0] / medians[1], 2) if medians[1] else None
 
 
 def pool(
@@ -131,6 +168,18 @@ def markdown(summary: dict[str, Any]) -> str:
                     f"- {name}, {pair}: F1 {d['f1_diff']:+.3f} [{d['ci_low']:+.3f}, {d['ci_high']:+.3f}] "
                     f"on {d['n']} questions" + (f" ({s['runtimes']} runtimes)" if s["runtimes"] > 1 else "")
                 )
+    for name, s in summary["slices"].items():
+        if s.get("seconds_ratio") is not None:
+            lines.append(f"- {name}: Re-TRAC's median seconds {s['seconds_ratio']:.1f}× RAG's")
+        if s.get("ends"):
+            early, rest = s["ends"]["after_hop0"], s["ends"]["researched"]
+            lines.append(
+                f"- {name}: {early['n']} of {early['n'] + rest['n']} ended after hop 0 "
+                f"(F1 {_f(early['f1'])}, RAG {_f(early['rag_f1'])} on them; answered right "
+                f"{early['answered_right']} of {early['answered']}; median {_s(early['median_seconds'])} s), "
+                f"the others researched (F1 {_f(rest['f1'])}, RAG {_f(rest['rag_f1'])}; answered right "
+                f"{rest['answered_right']} of {rest['answered']}; median {_s(rest['median_seconds'])} s)"
+            )
     lines.append(f"\nCode: {', '.join(summary['codes'])}.")
     return "\n".join(lines) + "\n"
 
