@@ -171,13 +171,6 @@ class BudgetSettings(Section):
         description="sentences of the run's texts the final answer reads beside the evidence, the most relevant to the "
         "question and searches that the evidence does not quote (0 = the evidence alone)",
     )
-    check_answer: bool = Field(
-        False,
-        description="after an answer that passed every code check, ask the planner whether its cited quotes "
-        "state it (one short call); when they do not, the run says the answer was not found in the collection "
-        "and is unsure, the answer kept as its best guess. Off by default: the 1.5B model also says no to "
-        "answers its quotes state plainly (docs/RESULTS.md, 'The answer checks')",
-    )
     answer_samples: int = Field(
         4,
         ge=0,
@@ -470,11 +463,20 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+# Settings of rules taken out (rules/removed.py): a configuration that still sets one is told so.
+REMOVED_SETTINGS = {
+    "budget.check_answer": "the yes/no answer check (rule status.states_answer) was removed; "
+    "budget.answer_samples is the check an answer passes now",
+}
+
+
 def _describe(e: ValidationError, origin: str) -> str:
     parts = []
     for err in e.errors():
         where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        if err["type"] == "extra_forbidden":
+        if err["type"] == "extra_forbidden" and where in REMOVED_SETTINGS:
+            parts.append(f"`{where}` is no longer a setting: {REMOVED_SETTINGS[where]}; delete it")
+        elif err["type"] == "extra_forbidden":
             parts.append(f"unknown key `{where}`")
         else:
             parts.append(mask_credentials(f"`{where}`: {err['msg']} (got {err.get('input')!r})"))

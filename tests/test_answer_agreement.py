@@ -12,8 +12,21 @@ from retrac_local.config import Settings
 from retrac_local.contract.events import Citation, RunStatus
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
-from tests.test_answer_check import answered_run
-from tests.test_loop import make_agent, run
+from tests.scripts import constraints, final, finish, update
+from tests.test_loop import ROUND_1, UPDATE_1, make_agent, run
+
+
+def answered_run(*after: object) -> ScriptedLLM:
+    """The scripted run that ends answered "1849", then `after`: the replies to the checks."""
+    return ScriptedLLM().enqueue(
+        constraints("Karn Point Lighthouse", "year"),
+        *ROUND_1,
+        UPDATE_1,
+        finish("1849"),
+        update(answer="1849"),
+        final("1849", "E2"),
+        *after,
+    )
 
 
 @pytest.mark.parametrize(

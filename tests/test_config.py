@@ -34,6 +34,19 @@ def test_unknown_key_is_named(isolated_home: Path) -> None:
         load_settings()
 
 
+def test_a_setting_of_a_removed_rule_says_it_was_removed_and_what_replaced_it(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[budget]\ncheck_answer = true\n")
+    with pytest.raises(ConfigError, match=r"`budget.check_answer` is no longer a setting: .*answer_samples"):
+        load_settings()
+    (isolated_home / "config.toml").unlink()
+    monkeypatch.setenv("RETRAC_BUDGET__CHECK_ANSWER", "true")
+    with pytest.raises(ConfigError, match=r"`budget.check_answer` is no longer a setting"):
+        load_settings()
+
+
 def test_the_compressor_cap_loads_under_its_earlier_name_from_file_and_environment(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

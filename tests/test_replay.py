@@ -12,7 +12,7 @@ from retrac_local.config import Settings
 from retrac_local.corpus.embedder import HashingEmbedder
 from retrac_local.eval.harness import score
 from retrac_local.eval.questions import EvalQuestion
-from retrac_local.eval.replay import agree, agree_summary, check, check_summary, replay
+from retrac_local.eval.replay import agree, agree_summary, replay
 from retrac_local.eval.rows import EvalRow
 from retrac_local.llm.fake import ScriptedLLM
 from tests import kill_target
@@ -97,30 +97,6 @@ def _row(qid: str, answer: str, f1: float, status: str) -> str:
             ],
         }
     ).line()
-
-
-def test_the_check_replay_asks_of_answered_rows_only_and_counts_what_it_would_demote(
-    isolated_home: Path, tmp_path: Path
-) -> None:
-    # Three answered rows (two right, one wrong) and one unsure row, which the check never reads.
-    results = tmp_path / "results.jsonl"
-    results.write_text(
-        _row("a", "Ada Vellacott", 1.0, "answered")
-        + _row("b", "Jonas Pell", 0.0, "answered")
-        + _row("c", "Ada Vellacott", 1.0, "answered")
-        + _row("d", "Orrin", 0.0, "unsure")
-    )
-    model = ScriptedLLM().enqueue({"verdict": "yes"}, {"verdict": "no"}, "not json")
-    app = _app(isolated_home, model)
-    out = tmp_path / "checked.jsonl"
-    lines = check(results, out, app=app)
-    assert [r["states_answer"] for r in lines] == [True, False, None, None]
-    assert len(model.calls) == 3 and "Proposed answer: Jonas Pell" in model.calls[1].messages[-1]["content"]
-    # No judgement (an invalid reply) keeps the status, as in a run.
-    assert check_summary(lines) == (
-        "n 4: answered 3 (2 right, 95% 21%–94%) → 2 (2 right, 95% 34%–100%); not found 1 (0 of them right)"
-    )
-    assert check(results, out, app=app) == lines and len(model.calls) == 3  # done rows are not asked again
 
 
 def test_the_agreement_replay_keeps_the_answers_given_again_and_reads_any_threshold_from_them(

@@ -4,16 +4,13 @@ the final answer.
 The final answer is drawn from everything the run read and always gives its best guess; these
 checks read only what it cites. When the answer is not in the collection, a small model still
 answers from the nearest text (a namesake, a related place), and its quotes are real: every code
-check of a citation passes. Two checks, each making the run *unsure* when it fails; the answer text
-stays the best guess, so a failed check costs the status, never the answer:
-
-- the agreement check (`budget.answer_samples`, on by default): the question is answered again
-  from the cited quotes alone, once greedily and a few times sampled, without being shown the run's
-  answer; too few of those answers naming it (`budget.answer_agreement`) is a doubt. Answers given
-  again that agree tell right from wrong far better than a verdict does (docs/DESIGN.md, "The agreement
-  check").
-- the yes/no check (`budget.check_answer`, off): asked whether the quotes state the answer. The
-  1.5B model says no to most answers, right or wrong.
+check of a citation passes. The agreement check (`budget.answer_samples`) makes the run *unsure*
+when it fails; the answer text stays the best guess, so a failed check costs the status, never the
+answer: the question is answered again from the cited quotes alone, once greedily and a few times
+sampled, without being shown the run's answer; too few of those answers naming it
+(`budget.answer_agreement`) is a doubt. Answers given again that agree tell right from wrong far
+better than a verdict does (docs/DESIGN.md, "The agreement check"; the yes/no verdict this
+replaced, `status.states_answer`, is in `rules/removed.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +21,7 @@ from typing import TYPE_CHECKING
 from retrac_local.agent import prompts
 from retrac_local.agent.question import parse
 from retrac_local.agent.verify import normalise
-from retrac_local.contract.schemas import AnswerCheck, Reanswer
+from retrac_local.contract.schemas import Reanswer
 from retrac_local.errors import ContextOverflowError, StructuredOutputError
 from retrac_local.rules.choices import held_to
 from retrac_local.text import words_of
@@ -33,36 +30,12 @@ if TYPE_CHECKING:
     from retrac_local.contract.events import Citation
     from retrac_local.llm.base import LLM, Message
 
-CHECK_MAX_TOKENS = 12  # {"verdict": "yes"} and a little room
-
-
 def not_found(answer: str) -> str:
     """The caveat of an answer whose cited texts do not state it."""
     return (
         "not found in the collection: the texts read do not state the answer to this question; "
         f'"{answer}" is the best guess from them'
     )
-
-
-def states_answer(
-    llm: LLM, system: str, question: str, answer: str, citations: list[Citation]
-) -> bool | None:
-    """True when the model reads the answer in the cited quotes, False when it does not, None when it
-    gave no valid reply (no judgement: the answer's status stands)."""
-    if not citations:
-        return False
-    messages: list[Message] = [
-        {"role": "system", "content": system},
-        {
-            "role": "user",
-            "content": prompts.render("answer_check", citations=citations, question=question, answer=answer),
-        },
-    ]
-    try:
-        generation = llm.generate(messages, schema=AnswerCheck, max_tokens=CHECK_MAX_TOKENS)
-    except (StructuredOutputError, ContextOverflowError):
-        return None
-    return generation.parsed.verdict == "yes"
 
 
 NOT_STATED = "not stated"

@@ -220,7 +220,7 @@ def _doubt(
 ) -> str | None:
     """Why an answer that would be *answered* is not to be trusted, from the planner shown its
     cited quotes alone, or None: answered again from them too seldom the same
-    (`budget.answer_samples`), or said not to state it (`budget.check_answer`)."""
+    (`budget.answer_samples`)."""
     budget = ctx.settings.budget
     if budget.answer_samples and rules.on("status.agreement"):
         again = answercheck.reanswers(
@@ -230,13 +230,6 @@ def _doubt(
         if found:
             rules.fired("status.agreement", found)
             return found
-    if (
-        budget.check_answer
-        and rules.on("status.states_answer")
-        and answercheck.states_answer(ctx.planner, ctx.system_prompt, question, answer, citations) is False
-    ):
-        rules.fired("status.states_answer", f"the cited quotes do not state {answer!r}")
-        return answercheck.not_found(answer)
     return None
 
 

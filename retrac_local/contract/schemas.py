@@ -85,12 +85,6 @@ class FinalAnswer(Written):
     evidence_ids: list[str] = Field(max_length=4)
 
 
-class AnswerCheck(Written):
-    """Whether the cited quotes state the final answer (`agent/answercheck.py`)."""
-
-    verdict: Literal["yes", "no"]
-
-
 class Reanswer(Written):
     """The question answered again from the cited quotes alone (`agent/answercheck.py`)."""
 

@@ -9,13 +9,6 @@ The runs come from $RETRAC_HOME's run store, which is never changed: the replay 
 OUT.jsonl gets one line per run (written as each ends; a second sitting continues) and the summary
 is printed: mean F1 before and after, and the paired difference with a 95% bootstrap interval.
 
-    python -m retrac_local.eval.replay DIR/results.jsonl OUT.jsonl --check
-
-asks instead the answer check (`agent/answercheck.py`) of each *answered* row's answer and citations
-as the results hold them (no run store, one short planner call a row), and prints the calibration
-it would give: answered and how many of those right (F1 >= 0.8), before and after. The check of a
-run skips a comparison that code decided from dates; this replay cannot tell those apart.
-
     python -m retrac_local.eval.replay DIR/results.jsonl OUT.jsonl --agree
 
 answers each *answered* row's question again from its cited quotes alone, as the agreement check of
@@ -115,21 +108,6 @@ def replay(
     return [done[r.run_id] for r in rows if r.run_id in done]
 
 
-def check(
-    results: Path, out: Path, limit: int | None = None, app: Retrac | None = None
-) -> list[dict[str, Any]]:
-    """The answer check replayed on each answered Re-TRAC row (`--check`)."""
-    from retrac_local.agent import answercheck
-
-    def judge(planner: LLM, system: str, row: EvalRow) -> dict[str, Any]:
-        verdict = None
-        if str(row.status) == "answered" and row.answer:
-            verdict = answercheck.states_answer(planner, system, row.question, row.answer, row.citations)
-        return {"states_answer": verdict}
-
-    return _each_row(results, out, limit, app, judge, lambda line: f"{line['states_answer']!s:5}")
-
-
 def agree(
     results: Path, out: Path, limit: int | None = None, app: Retrac | None = None, samples: int = 4
 ) -> list[dict[str, Any]]:
@@ -188,11 +166,6 @@ def _each_row(
     return [done[r.id] for r in rows if r.id in done]
 
 
-def check_summary(lines: list[dict[str, Any]]) -> str:
-    """Answered and right before the check and after it, and what it turned to not found."""
-    return _demoted(lines, lambda r: r["states_answer"] is False, "not found")
-
-
 def agree_summary(lines: list[dict[str, Any]], needed: float) -> str:
     """Answered and right before and after the agreement check at `needed`, and what it made unsure
     (the run's own rule: `answercheck.doubt`)."""
@@ -224,7 +197,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("results", type=Path, help="an evaluation's results.jsonl")
     parser.add_argument("out", type=Path, help="where the replayed answers go (JSON Lines)")
     parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--check", action="store_true", help="replay the answer check, not the final answer")
     parser.add_argument(
         "--agree", action="store_true", help="answer again from each answered row's cited quotes alone"
     )
@@ -235,12 +207,6 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"no Re-TRAC row in {args.results}")
         for needed in AGREEMENTS:
             print(f"agreement >= {needed:.1f}: {agree_summary(agreed, needed)}")
-        return
-    if args.check:
-        checked = check(args.results, args.out, args.limit)
-        if not checked:
-            raise SystemExit(f"no Re-TRAC row in {args.results}")
-        print(check_summary(checked))
         return
     lines = replay(args.results, args.out, args.limit)
     if not lines:

@@ -196,12 +196,6 @@ RULES: tuple[Rule, ...] = (
         "(budget.answer_samples)",
         english=False,
     ),
-    Rule(
-        "status.states_answer",
-        "status",
-        "an answer the planner says its cited quotes do not state is not found (budget.check_answer)",
-        english=False,
-    ),
 )
 
 BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}

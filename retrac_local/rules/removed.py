@@ -56,4 +56,13 @@ REMOVED: tuple[Removed, ...] = (
         "never fired on 41 runs",
         "the same open question (compress.open_question) and status.wrong_kind cover it",
     ),
+    Removed(
+        "status.states_answer",
+        "status",
+        "an answer the planner said its cited quotes do not state was not found (budget.check_answer, off)",
+        "off by default since the agreement check replaced it; never fired on 41 crossdata tuning runs "
+        "(retrac bc59c4747bf7) nor on 81 of retrac 91aae5bdabae",
+        "a rule that is off is code nobody runs; the 1.5B model said no to most answers, right or wrong "
+        "(docs/RESULTS.md, 'The answer checks')",
+    ),
 )
