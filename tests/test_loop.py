@@ -503,11 +503,11 @@ def test_the_planner_picks_a_candidate_by_number(settings: Settings, orrin: Memo
     assert len(set(orrin.searches)) == len(orrin.searches) == 4
 
 
-def test_a_bare_yes_or_no_to_a_which_question_is_nothing_found(
+def test_a_bare_yes_or_no_to_a_which_question_is_never_answered(
     settings: Settings, orrin: MemoryCorpus
 ) -> None:
-    """A small model that finds nothing to name answers "no": the run says it found nothing, in the
-    words the evaluation and the user read as "not found", and is never *answered*."""
+    """A small model that finds nothing to name answers "no": the run says the answer is not of the
+    kind asked (status.wrong_kind) and is never *answered*."""
     question = "Which lighthouse did the Orrin Lights Board build last?"
     facts = ["The tower was designed by the civil engineer Ada Vellacott for the Orrin Lights Board"]
     llm = ScriptedLLM().enqueue(
@@ -519,8 +519,8 @@ def test_a_bare_yes_or_no_to_a_which_question_is_nothing_found(
     )
     _, result = run(make_agent(settings, orrin, llm, max_rounds=1, final_passages=0), question)
     assert result.status != RunStatus.ANSWERED and result.answer == "No"
-    assert result.caveat == (
-        "not found in the collection: no text read names what the question asks for; 'No' is no answer to it"
+    assert result.caveat is not None and result.caveat.startswith(
+        "The answer must be the thing it asks for, not yes or no, and 'No' is not"
     )
 
 

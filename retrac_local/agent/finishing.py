@@ -21,7 +21,6 @@ from retrac_local.records import CallRecord
 from retrac_local.rules import datecompare
 from retrac_local.rules.answers import (
     named_spans,
-    names_nothing,
     restates_question,
     shorten,
     wrong_kind_question,
@@ -241,9 +240,6 @@ def caveat_of(
     asks (a bare yes or no to "which …?" is nothing found)."""
     if not answer:
         return None
-    if rules.on("status.names_nothing") and names_nothing(state.question, answer):
-        rules.fired("status.names_nothing", f"{answer!r} to a question asking for something named")
-        return f"not found in the collection: no text read names what the question asks for; {answer!r} is no answer to it"
     if not citations:
         return "not found: no verified evidence states this answer; it is the best guess from what was read"
     cited = {c.evidence_id for c in citations}

@@ -389,12 +389,6 @@ def restates_question(answer: str, question: str) -> bool:
     return bool(words) and all(w in asked for w in words)
 
 
-def names_nothing(question: str, answer: str) -> bool:
-    """Whether the answer is a bare yes or no to a question that asks for something named: the
-    run found nothing it could name, and says so rather than give "no" as an answer."""
-    return parse(question).kind == "named" and not fits(answer, "named")
-
-
 def wrong_kind_question(question: str, answer: str, evidence: list[Evidence] | None = None) -> str | None:
     """The open question code writes when the answer is not of the kind asked, or None."""
     if answer.strip() and restates_question(answer, question):

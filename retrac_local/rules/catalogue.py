@@ -172,12 +172,6 @@ RULES: tuple[Rule, ...] = (
     ),
     # -- status -------------------------------------------------------------------------------
     Rule(
-        "status.names_nothing",
-        "status",
-        "a bare yes or no to a what/which question is not found, not answered",
-        english=True,
-    ),
-    Rule(
         "status.sources_disagree",
         "status",
         "an answer citing evidence in a recorded conflict is unsure",

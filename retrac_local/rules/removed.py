@@ -65,4 +65,12 @@ REMOVED: tuple[Removed, ...] = (
         "a rule that is off is code nobody runs; the 1.5B model said no to most answers, right or wrong "
         "(docs/RESULTS.md, 'The answer checks')",
     ),
+    Removed(
+        "status.names_nothing",
+        "status",
+        "a bare yes or no to a what/which question was not found, not answered",
+        "never fired on 41 crossdata tuning runs (retrac bc59c4747bf7) nor on 81 of retrac 91aae5bdabae",
+        "status.wrong_kind already makes that answer unsure (a yes or no is not of the kind a "
+        "what/which question asks); only the caveat's words differed",
+    ),
 )
