@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from retrac_local.contract.events import Citation
     from retrac_local.llm.base import LLM, Message
 
+
 def not_found(answer: str) -> str:
     """The caveat of an answer whose cited texts do not state it."""
     return (
