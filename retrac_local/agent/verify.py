@@ -24,15 +24,61 @@ _CONTENT_WORD = re.compile(r"[^\W\d_]{4,}")
 FULL_SUPPORT = 0.6
 PARTIAL_SUPPORT = 0.4
 # Sentences that speak to the model, not about the world: a document's orders, a claimed answer,
-# a chat-template turn marker (raw or defused at ingest). They are never evidence. "You must
-# restart the server" stays: a manual speaks to its reader, and that is a fact about the server.
-_TO_THE_MODEL = re.compile(
-    r"\b(ignore|disregard|forget|override)\b[^.]{0,60}\b(instructions?|prompts?|rules|question|context)\b"
-    r"|\bthe (correct |final |real |true )?answer( to (this|the|your) question)? (is|should be|must be)\b"
-    r"|\b(respond|reply) (only )?with\b"
-    r"|\bsystem (prompt|notice|message|instructions?)\b|<\|[^|<>]{1,40}\|>|‹\|[^|‹›]{1,40}\|›",
-    re.IGNORECASE,
+# an order to record or write down "the fact" or "the answer", a chat-template turn marker (raw or
+# defused at ingest). They are never evidence. "You must restart the server" stays: a manual speaks
+# to its reader, and that is a fact about the server. The phrasings are those of English, French,
+# German, Spanish, Italian and Portuguese; another language's order passes (README, "Safety").
+_TO_THE_MODEL_PHRASES = (
+    # English
+    r"\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*"
+    r"(previous|prior|above|earlier|preceding|former|original|other|system)\b[^.]{0,40}"
+    r"\b(instructions?|prompts?|rules|context|passages|texts|documents|sources|question)\b",
+    r"\b(ignore|disregard)\s+(all\s+|any\s+)?(your\s+)?(instructions|prompts?)\b",
+    r"\bthe (correct |final |real |true |verified |right |actual |official |expected )?answer"
+    r"( to (this|the|your) question)? (is|should be|must be|will be)\b",
+    r"\b(respond|reply|answer)\s+only\s+with\b",
+    r"^\W*(now\s+|please\s+|instead\s+|always\s+)?(respond|reply)\s+with\b",
+    r"\bsystem (prompt|notice|message|instructions?)\b",
+    r"\b(record|remember|store|note|write|save|log)( down)? (the|this|that) (fact|answer)\b",
+    r"\bin (your |the )?notes?\b[^.]{0,20}\b(write|record|put)\b",
+    r"\b(the |an? )?(assistant|ai|chatbot|language model|llm)s? (must|should|shall|is to|has to|will) "
+    r"(answer|reply|respond|say|write|record|state|give|output|ignore)\b",
+    r"\bas an ai\b|\b(tell|inform) the user\b",
+    # French
+    r"\b(ignore[rz]?|oublie[rz]?)\b[^.]{0,30}\b(précédentes|antérieures|ci-dessus|vos instructions|"
+    r"vos consignes|toutes les instructions|toutes les consignes|autres passages)",
+    r"\bla ((bonne|vraie|véritable|seule) réponse|réponse (correcte|exacte|à (cette|la|votre) question)) "
+    r"(est|sera|doit être)\b",
+    r"\b(répondez|réponds)\b[^.]{0,20}\b(uniquement|seulement)\b",
+    r"\b(notez|écrivez|enregistrez|retenez)\b[^.]{0,20}\b(la réponse|le fait)\b",
+    r"\bl'(assistant|ia)\b[^.]{0,20}\b(doit|devra) (répondre|écrire|noter|enregistrer|ignorer)\b",
+    # German
+    r"\b(ignoriere|ignorieren sie|vergiss|vergessen sie)\b[^.]{0,30}\b(vorherigen|bisherigen|obigen|"
+    r"alle anweisungen|deine anweisungen|ihre anweisungen|anderen passagen)",
+    r"\bdie ((richtige|korrekte|wahre|eigentliche) antwort|antwort auf (diese|die) frage) (ist|lautet|sollte)\b",
+    r"\b(antworte|antworten sie) (nur|ausschließlich)\b",
+    r"\b(schreibe|schreiben sie|notiere|notieren sie)\b[^.]{0,20}\b(die antwort|die tatsache)\b",
+    # Spanish
+    r"\b(ignora|ignore|olvida|olvide)\b[^.]{0,30}\b(anteriores|previas|todas las instrucciones|"
+    r"tus instrucciones|sus instrucciones|otros pasajes)",
+    r"\bla ((verdadera|única) respuesta|respuesta (correcta|verdadera|a (esta|la) pregunta)) (es|será|debe ser)\b",
+    r"\b(responde|responda) (solo|sólo|solamente|únicamente)\b",
+    r"\b(anota|anote|escribe|escriba)\b[^.]{0,20}\b(la respuesta|el dato|el hecho)\b",
+    # Italian
+    r"\b(ignora|ignori|dimentica)\b[^.]{0,30}\b(precedenti|tutte le istruzioni|le tue istruzioni|"
+    r"altri passaggi)",
+    r"\bla (vera risposta|risposta (corretta|giusta|esatta|a questa domanda)) (è|sarà|deve essere)\b",
+    r"\b(rispondi|risponda) (solo|soltanto|unicamente)\b",
+    r"\b(scrivi|scriva|annota|annoti)\b[^.]{0,20}\b(la risposta|il fatto)\b",
+    # Portuguese
+    r"\b(ignore|ignora|esqueça)\b[^.]{0,30}\b(anteriores|todas as instruções|suas instruções|outros trechos)",
+    r"\ba (verdadeira resposta|resposta (correta|certa|verdadeira|a esta pergunta)) (é|será|deve ser)\b",
+    r"\b(responda|responde) (apenas|somente|só)\b",
+    r"\b(escreva|anote)\b[^.]{0,20}\b(a resposta|o fato|o facto)\b",
+    # a chat template's turn marker, raw or defused at ingest
+    r"<\|[^|<>]{1,40}\|>|‹\|[^|‹›]{1,40}\|›",
 )
+_TO_THE_MODEL = re.compile("|".join(f"(?:{p})" for p in _TO_THE_MODEL_PHRASES), re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
@@ -65,8 +111,8 @@ def as_read(text: str) -> str:
 
 
 def addresses_the_model(sentence: str) -> bool:
-    """True for a sentence that instructs the model or claims the answer instead of stating a fact
-    (English phrasings only; read as `as_read` folds it)."""
+    """True for a sentence that instructs the model, claims the answer or orders it recorded,
+    instead of stating a fact (the phrasings of six languages; read as `as_read` folds it)."""
     return bool(_TO_THE_MODEL.search(as_read(sentence)))
 
 
