@@ -180,7 +180,11 @@ def relevant_sentences(
     wanted = _content(query)
     out: list[tuple[Chunk, str]] = []
     for chunk in chunks:
-        found = [s for s in sentences(chunk.text) if len(s.split()) >= 3 and not addresses_the_model(s)]
+        found = [
+            s
+            for s in sentences(chunk.text, apart=addresses_the_model)
+            if len(s.split()) >= 3 and not addresses_the_model(s)
+        ]
         ranked = sorted(range(len(found)), key=lambda i: (-len(wanted & _content(found[i])), i))[:per_chunk]
         out += [(chunk, found[i]) for i in sorted(ranked)]
     return out

@@ -185,7 +185,12 @@ KEEP_FIRST_ACTIONS = 2
 
 def informative_sentences(chunks: list[Chunk]) -> list[Sentence]:
     """The sentences of `chunks` that state something, in reading order."""
-    return [Sentence(c, text) for c in chunks for text in sentences(c.text) if _informative(text)]
+    return [
+        Sentence(c, text)
+        for c in chunks
+        for text in sentences(c.text, apart=addresses_the_model)
+        if _informative(text)
+    ]
 
 
 def _informative(sentence: str) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from retrac_local.text import ends_sentence
@@ -18,6 +18,7 @@ from retrac_local.text import ends_sentence
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _WORD = re.compile(r"\S+")
+_BEFORE_TURN_MARKER = re.compile(r"(?=<\|[^|<>]{1,40}\|>|‹\|[^|‹›]{1,40}\|›)")  # raw or defused at ingest
 
 
 @dataclass(frozen=True)
@@ -56,9 +57,24 @@ def _add(text: str, start: int, end: int, spans: list[Span]) -> None:
     spans.append(Span(start, end, len(_WORD.findall(stripped))))
 
 
-def sentences(text: str) -> list[str]:
-    """The sentences of `text`, whitespace-normalised, in order."""
-    return [" ".join(text[s.start : s.end].split()) for s in _sentences(text)]
+def sentences(text: str, apart: Callable[[str], bool] | None = None) -> list[str]:
+    """The sentences of `text`, whitespace-normalised, in order. A sentence that `apart` flags (one
+    that speaks to the model) is given as its parts instead: what comes before its first chat-template
+    turn marker, cut at line breaks, then the rest from the marker on, whole (what follows a marker is
+    the turn it opens). A true statement that an order follows on the next line, or after a marker,
+    with no full stop between them is then not hidden with the order; the caller checks each part
+    again."""
+    out: list[str] = []
+    for span in _sentences(text):
+        raw = text[span.start : span.end]
+        whole = " ".join(raw.split())
+        if apart is None or not apart(whole):
+            out.append(whole)
+            continue
+        before, *turn = _BEFORE_TURN_MARKER.split(raw, maxsplit=1)
+        parts = [" ".join(line.split()) for line in before.splitlines()] + [" ".join("".join(turn).split())]
+        out += [p for p in parts if p]
+    return out
 
 
 def _split_long(text: str, span: Span, size: int) -> list[Span]:

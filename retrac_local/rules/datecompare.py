@@ -197,7 +197,7 @@ _OF_YEAR = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the)\s+(?:[\w-]+\s+){0,2}
 
 def _stating(text: str) -> list[str]:
     """The sentences of `text` that state something rather than instruct the model."""
-    return [s for s in sentences(text) if not addresses_the_model(s)]
+    return [s for s in sentences(text, apart=addresses_the_model) if not addresses_the_model(s)]
 
 
 def _opening(text: str, event: str) -> tuple[When, str] | None:
