@@ -153,11 +153,6 @@ class BudgetSettings(Section):
     round_token_threshold: int = Field(
         2500, ge=200, description="a round ends when its raw trajectory passes this many tokens"
     )
-    min_round_tokens: int = Field(
-        40,
-        ge=0,
-        description="a round whose texts add fewer new tokens than this is carried into the next, not compressed alone",
-    )
     evidence_sentences: int = Field(
         18,
         ge=1,
@@ -467,6 +462,8 @@ def _merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
 REMOVED_SETTINGS = {
     "budget.check_answer": "the yes/no answer check (rule status.states_answer) was removed; "
     "budget.answer_samples is the check an answer passes now",
+    "budget.min_round_tokens": "rounds are no longer carried into the next (rule converge.carry_thin_round "
+    "was removed); every round is compressed",
 }
 
 

@@ -150,9 +150,6 @@ def test_dead_ends_reach_the_next_round_so_the_angle_changes(settings: Settings,
         update(facts=["Ada Vellacott was born on 3 May 1849"], answer="1849"),
         final("1849", "E2"),
     )
-    settings = settings.model_copy(
-        update={"budget": settings.budget.model_copy(update={"min_round_tokens": 0})}
-    )
     agent = ResearchAgent(llm, llm, orrin, settings, RunStore(settings.runs_db))
     events = list(agent.ask(Q))
     round_2_prompt = llm.calls[3].messages[1]["content"]

@@ -37,9 +37,7 @@ def finished_run(settings: Settings, orrin: MemoryCorpus) -> tuple[RunStore, str
         final("1849", "E2"),
     )
     settings = settings.model_copy(
-        update={
-            "budget": settings.budget.model_copy(update={"max_steps_per_round": 1, "min_round_tokens": 0})
-        }
+        update={"budget": settings.budget.model_copy(update={"max_steps_per_round": 1})}
     )
     store = RunStore(settings.runs_db)
     result = list(ResearchAgent(llm, llm, orrin, settings, store).ask(Q))[-1].result

@@ -41,7 +41,6 @@ from retrac_local.config import Settings, masked
 from retrac_local.contract.events import (
     Converged,
     Event,
-    RoundCarried,
     RoundCompressed,
     RoundEnd,
     RunFinished,
@@ -53,7 +52,7 @@ from retrac_local.contract.events import (
 )
 from retrac_local.contract.schemas import AnyAction, ConstraintsDraft
 from retrac_local.contract.state import ResearchState
-from retrac_local.contract.tools import Observation, SearchArgs, SearchTool, argument_of, tool_names
+from retrac_local.contract.tools import Observation, SearchArgs, SearchTool, argument_of
 from retrac_local.corpus.base import Chunk, Corpus
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
 from retrac_local.llm.base import LLM, Message
@@ -199,29 +198,22 @@ class ResearchAgent:
         started: float,
         prior_seconds: float,
     ) -> Iterator[Event]:
-        """Rounds until convergence or a budget. Each round is compressed and committed, except a
-        round whose texts added almost nothing new (fewer than budget.min_round_tokens tokens of
-        unseen text): it is carried into the next slot and compressed together with it."""
+        """Rounds until convergence or a budget, each compressed and committed."""
         budget = self.settings.budget
         stop_reason = StopReason.BUDGET_ROUNDS
-        carried: RoundRecord | None = None
-        round_start, slots = time.perf_counter(), 0
         while progress.slots_used < budget.max_rounds:
-            if carried is None:
-                if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
-                    stop_reason = StopReason.BUDGET_TIME
-                    break
-                if budget.max_tokens and self._tokens_used(run_id) >= budget.max_tokens:
-                    stop_reason = StopReason.BUDGET_TOKENS
-                    break
+            if budget.max_seconds and prior_seconds + time.perf_counter() - started > budget.max_seconds:
+                stop_reason = StopReason.BUDGET_TIME
+                break
+            if budget.max_tokens and self._tokens_used(run_id) >= budget.max_tokens:
+                stop_reason = StopReason.BUDGET_TOKENS
+                break
             interrupt.check()
             iteration = state.iteration + 1
-            if carried is None:
-                round_start, slots = time.perf_counter(), 0
-            record = carried or RoundRecord(iteration)
+            round_start = time.perf_counter()
+            record = RoundRecord(iteration)
             self.meter.iteration = iteration
             end = record.end_reason = yield from self._play_round(state, record, progress)
-            slots += 1
             progress.slots_used += 1
             if end == RoundEnd.FIRST_READING and progress.first_reading is not None:
                 state, compressed = firstreading.commit(
@@ -232,23 +224,10 @@ class ResearchAgent:
                 yield Converged(stop_reason)
                 break
             new_tokens = self._new_tokens(record, progress)
-            if (
-                end == RoundEnd.STEPS
-                and new_tokens < budget.min_round_tokens
-                and progress.slots_used < budget.max_rounds
-                and progress.rules.on("converge.carry_thin_round")
-            ):
-                progress.rules.fired(
-                    "converge.carry_thin_round", f"round {iteration} carried: {new_tokens} new token(s)"
-                )
-                carried = record
-                yield RoundCarried(iteration, record.tool_calls, new_tokens)
-                continue
-            carried = None
             progress.tool_calls += record.tool_calls
             progress.seen_chunks.update(c.chunk_id for step in record.steps for c in step.chunks)
             new_state, reason, compressed = self._commit_round(
-                run_id, state, record, end, progress, round_start, slots, new_tokens
+                run_id, state, record, end, progress, round_start, new_tokens
             )
             yield compressed
             state = new_state
@@ -269,7 +248,6 @@ class ResearchAgent:
         end: RoundEnd,
         progress: RunProgress,
         round_start: float,
-        slots: int,
         new_tokens: int,
     ) -> tuple[ResearchState, StopReason | None, RoundCompressed]:
         """The round (ended by `end`, begun at `round_start`) folded into the next state and stored
@@ -303,7 +281,7 @@ class ResearchAgent:
             "seconds": round(time.perf_counter() - round_start, 3),
             "tool_calls": record.tool_calls,
             "end_reason": end,
-            "slots": slots,
+            "slots": 1,  # a round takes one slot (rounds were once carried into the next)
             "new_tokens": new_tokens,
             "llm_calls": len(calls),
             "prompt_tokens": sum(c["prompt_tokens"] for c in calls),
@@ -353,7 +331,7 @@ class ResearchAgent:
     def _play_round(
         self, state: ResearchState, record: RoundRecord, progress: RunProgress
     ) -> Generator[Event, None, RoundEnd]:
-        """Up to K tool calls; a carried round continues where it stopped, its steps shown again.
+        """Up to K tool calls.
 
         Code makes the round's first search: the question itself in round 1 (hop 0: the run has
         always seen what RAG sees), the best lead of the state after that (the entity the evidence
@@ -365,7 +343,7 @@ class ResearchAgent:
         rules = progress.rules
         rules.round = record.iteration
         calls_before = record.tool_calls
-        if not record.steps and (yield from self._code_opens(state, record, toolbox, progress)):
+        if (yield from self._code_opens(state, record, toolbox, progress)):
             return RoundEnd.FIRST_READING
         intro, messages = self._round_opening(state, record)
         trajectory_tokens, invalid, refused = (
@@ -458,17 +436,10 @@ class ResearchAgent:
 
     def _round_opening(self, state: ResearchState, record: RoundRecord) -> tuple[list[str], list[Message]]:
         """What the planner's first prompt of the round opens with (the state, and the texts of the
-        searches code made), and the conversation so far: a carried round's earlier steps again."""
+        searches code made), and the conversation so far (the system prompt)."""
         intro = [prompts.render("planner_round", state=state.render(), iteration=record.iteration)]
         intro += [s.observation for s in record.steps if s.by == "code" and not s.prompt]
-        messages: list[Message] = [{"role": "system", "content": self.system_prompt}]
-        for step in record.steps:
-            if step.prompt and step.tool in (*tool_names(), "finish"):
-                messages += [
-                    {"role": "user", "content": step.prompt},
-                    {"role": "assistant", "content": step.action_json()},
-                ]
-        return intro, messages
+        return intro, [{"role": "system", "content": self.system_prompt}]
 
     def _tool_step(
         self,

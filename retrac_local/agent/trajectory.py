@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from retrac_local.agent.question import parse
 from retrac_local.agent.verify import addresses_the_model
 from retrac_local.contract.events import RoundEnd
-from retrac_local.contract.tools import argument_field, tool_names
+from retrac_local.contract.tools import tool_names
 from retrac_local.corpus.base import Chunk
 from retrac_local.corpus.chunking import sentences
 from retrac_local.text import STOP_WORDS, long_words_of
@@ -27,19 +26,13 @@ class Step:
     chunks: list[Chunk] = field(default_factory=list)
     by: str = "planner"  # planner: its own call | pick: a candidate it chose | code: made by code
     candidates: list[dict[str, str]] = field(default_factory=list)  # the searches code offered before it
-    prompt: str = ""  # the message the planner answered with this step (replayed when a round is carried)
+    prompt: str = ""  # the message the planner answered with this step ("" for code's opening searches)
 
     def render(self) -> str:
         head = f"Step {self.index}: {self.tool}({self.argument!r})" + (
             f" — to find: {self.gap}" if self.gap else ""
         )
         return f"{head}\n{self.observation}" if self.observation else head
-
-    def action_json(self) -> str:
-        """The action as the planner wrote it (for replaying a carried round)."""
-        tool = "search" if self.tool == "pick" else self.tool
-        call = {"tool": tool, argument_field(tool): self.argument}
-        return json.dumps({"gap": self.gap, "call": call}, ensure_ascii=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {

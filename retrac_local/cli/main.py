@@ -128,7 +128,6 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
 
     from retrac_local.cli.render import echo_json, render_event, render_result, say
     from retrac_local.contract.events import (
-        RoundCarried,
         RoundCompressed,
         RunFinished,
         RunStarted,
@@ -156,8 +155,8 @@ def _run(events: Any, as_json: bool, mode: str = "lines", max_rounds: int | None
                     result = event.result
                 if isinstance(event, StepTaken) and event.tool in ("search", "open", "calculate"):
                     calls += 1
-                if isinstance(event, (RoundCompressed, RoundCarried)):
-                    iteration = event.iteration + (1 if isinstance(event, RoundCompressed) else 0)
+                if isinstance(event, RoundCompressed):
+                    iteration = event.iteration + 1
                 if mode == "events":
                     say(json.dumps(event_dict(event), ensure_ascii=False))
                 elif mode == "quiet" or as_json:

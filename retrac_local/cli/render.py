@@ -11,7 +11,6 @@ import click
 from retrac_local.contract.events import (
     Converged,
     Event,
-    RoundCarried,
     RoundCompressed,
     RunFinished,
     RunResult,
@@ -53,11 +52,6 @@ def render_event(event: Event) -> None:
             + f": {event.tool_calls} tool call(s), ended by {event.end_reason}; state learned: {for_terminal(event.summary)}"
             + f"; {event.evidence} evidence, state {event.state_tokens} tokens{failed}"
             + f" ({event.prompt_tokens:,} prompt + {event.completion_tokens:,} generated tokens{rate})"
-        )
-    elif isinstance(event, RoundCarried):
-        click.echo(
-            click.style(f"round {event.iteration}", bold=True)
-            + f": {event.tool_calls} tool call(s) found {event.new_tokens} new token(s) of text; continued before compressing"
         )
     elif isinstance(event, Converged):
         say(f"stopped: {event.reason}")

@@ -187,15 +187,6 @@ class RoundCompressed:
 
 
 @dataclass
-class RoundCarried:
-    """A round whose texts held almost nothing new: not compressed on its own, continued instead."""
-
-    iteration: int
-    tool_calls: int
-    new_tokens: int
-
-
-@dataclass
 class Converged:
     reason: str
 
@@ -205,7 +196,7 @@ class RunFinished:
     result: RunResult
 
 
-Event = RunStarted | StepTaken | RoundCarried | RoundCompressed | Converged | RunFinished
+Event = RunStarted | StepTaken | RoundCompressed | Converged | RunFinished
 
 
 def event_dict(event: Event) -> dict[str, Any]:

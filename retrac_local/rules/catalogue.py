@@ -130,13 +130,6 @@ RULES: tuple[Rule, ...] = (
         "minute and, with a small model, often lose what one reading had right)",
         english=False,
     ),
-    Rule(
-        "converge.carry_thin_round",
-        "converge",
-        "a round whose texts added almost nothing unseen is carried into the next slot instead of "
-        "being compressed alone",
-        english=False,
-    ),
     # -- answer -------------------------------------------------------------------------------
     Rule(
         "answer.options",

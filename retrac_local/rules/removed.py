@@ -73,4 +73,13 @@ REMOVED: tuple[Removed, ...] = (
         "status.wrong_kind already makes that answer unsure (a yes or no is not of the kind a "
         "what/which question asks); only the caveat's words differed",
     ),
+    Removed(
+        "converge.carry_thin_round",
+        "converge",
+        "a round whose texts added almost nothing unseen (budget.min_round_tokens) was carried into the "
+        "next slot instead of being compressed alone",
+        "never fired on 41 crossdata tuning runs (retrac bc59c4747bf7) nor on 81 of retrac 91aae5bdabae",
+        "changed nothing measurable: the opening searches and candidates give every round new text; "
+        "without it the loop has one kind of round",
+    ),
 )

@@ -45,8 +45,6 @@ function describe(e) {
       const by = {code: " [by code]", pick: " [picked from the candidates]"}[e.by] || "";
       return `round ${e.iteration}: ${e.tool}(${e.argument})${by}${e.summary ? ` → ${e.summary}` : ""}`;
     }
-    case "RoundCarried":
-      return `round ${e.iteration}: little new text (${e.new_tokens} tokens), carried into the next round`;
     case "RoundCompressed": {
       const rate = e.llm_seconds ? `, ${(e.completion_tokens / e.llm_seconds).toFixed(1)} tok/s` : "";
       return `round ${e.iteration} folded into the state: ${e.summary || "nothing new"}; ${e.evidence} piece(s) of evidence`
