@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from retrac_local.config import Settings
+from retrac_local.config import REMOVED_SETTINGS, Settings
 from retrac_local.contract.events import RunFinished, RunResult
 from retrac_local.corpus.base import Chunk, Corpus, Hit
 from retrac_local.errors import ContextOverflowError, RetracError, StructuredOutputError
@@ -372,11 +372,22 @@ def record(
 
 def as_recorded(sections: dict[str, Any]) -> dict[str, Any]:
     """A tape's settings, with each setting added since (`ADDED_SINCE_RECORDING`) that it lacks at
-    the value the code had before it."""
-    return sections | {
-        name: added | sections[name]
+    the value the code had before it, and without the settings of rules removed since
+    (`config.REMOVED_SETTINGS`): a tape that needed one of those plays otherwise, and says so."""
+    gone: dict[str, set[str]] = {}
+    for key in REMOVED_SETTINGS:
+        section, _, name = key.partition(".")
+        gone.setdefault(section, set()).add(name)
+    kept = {
+        name: {k: v for k, v in values.items() if k not in gone.get(name, ())}
+        if isinstance(values, dict)
+        else values
+        for name, values in sections.items()
+    }
+    return kept | {
+        name: added | kept[name]
         for name, added in ADDED_SINCE_RECORDING.items()
-        if isinstance(sections.get(name), dict)
+        if isinstance(kept.get(name), dict)
     }
 
 
