@@ -7,7 +7,7 @@ from __future__ import annotations
 from retrac_local.agent import firstreading
 from retrac_local.agent.loop import ResearchAgent
 from retrac_local.config import Settings
-from retrac_local.contract.events import RunStatus, StopReason
+from retrac_local.contract.events import RunResult, RunStatus, StopReason
 from retrac_local.contract.schemas import ShortAnswer
 from retrac_local.corpus.fake import MemoryCorpus
 from retrac_local.llm.fake import ScriptedLLM
@@ -80,6 +80,14 @@ def test_a_run_whose_first_reading_holds_ends_after_hop_0_answered(
     assert "1849" in run.citations[0].quote
     assert all(c.quote in orrin.get_chunk(c.chunk_id).text for c in run.citations)
     assert "converge.first_reading" in run.rules_fired
+    # the reading is kept with the result, and so with the stored run and its evaluation row
+    assert run.first_reading is not None and run.first_reading["holds"] is True
+    assert (run.first_reading["answer"], run.first_reading["samples"]) == ("1849", ["1849", "1849"])
+    assert RunResult.from_dict(run.to_dict()).first_reading == run.first_reading
+    from retrac_local.eval.harness import score
+    from retrac_local.eval.questions import EvalQuestion
+
+    assert score(EvalQuestion("q", Q, ["1849"]), "retrac", run).first_reading == run.first_reading
 
 
 def test_samples_that_disagree_send_the_run_on_to_research(settings: Settings, orrin: MemoryCorpus) -> None:
@@ -95,6 +103,8 @@ def test_samples_that_disagree_send_the_run_on_to_research(settings: Settings, o
     assert run.stop_reason != StopReason.FIRST_READING and run.answer == "1849"
     assert "converge.first_reading" not in run.rules_fired
     assert not llm.outputs  # every scripted call was made: the research went on after hop 0
+    assert run.first_reading is not None and run.first_reading["holds"] is False
+    assert run.first_reading["answer"] == "1856" and run.first_reading["agreement"] == 0.5
 
 
 def test_a_reading_its_own_sentences_do_not_give_back_goes_on(

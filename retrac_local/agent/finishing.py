@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import Any
 
 from retrac_local.agent import answercheck, conflicts, linking, prompts, rereading
 from retrac_local.agent.context import RunContext
@@ -39,6 +40,7 @@ def finalize(
     started: float,
     prior_seconds: float,
     rules: RuleBook,
+    first_reading: dict[str, Any] | None = None,
 ) -> RunResult:
     ctx.meter.iteration, ctx.meter.purpose = state.iteration, "finalize"
     named = state.asked.options
@@ -109,6 +111,7 @@ def finalize(
         **run_searches(ctx, run_id),
         rule_log=[f for r in ctx.store.rounds(run_id) for f in r["stats"].get("rules", [])] + rules.take(),
         asked=state.asked.to_dict(),
+        first_reading=first_reading,
     )
     ctx.store.finish_run(run_id, str(status), answer, result.to_dict(with_calls=True), calls)
     if ctx.memory is not None and status == RunStatus.ANSWERED:

@@ -235,8 +235,9 @@ class ResearchAgent:
                 stop_reason = reason
                 yield Converged(reason)
                 break
+        reading = progress.first_reading.to_dict() if progress.first_reading is not None else None
         result = finishing.finalize(
-            self.ctx, run_id, state, stop_reason, started, prior_seconds, self._book(state)
+            self.ctx, run_id, state, stop_reason, started, prior_seconds, self._book(state), reading
         )
         yield RunFinished(result)
 

@@ -107,6 +107,8 @@ class RunResult:
     first_retrieved: list[str] = field(default_factory=list)  # chunk ids the first search returned
     rule_log: list[dict[str, Any]] = field(default_factory=list)  # each catalogued rule that fired (`rules/`)
     asked: dict[str, Any] = field(default_factory=dict)  # the question as parsed (`agent/question.py`)
+    # what hop 0's passages answered (`agent/firstreading.py`), when this session read them
+    first_reading: dict[str, Any] | None = None
 
     @property
     def rules_fired(self) -> list[str]:
@@ -146,6 +148,7 @@ class RunResult:
             "rules_fired": self.rules_fired,
             "rule_log": self.rule_log,
             "asked": self.asked,
+            "first_reading": self.first_reading,
         }
         if with_calls:
             out["calls"] = self.calls

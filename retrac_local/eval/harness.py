@@ -352,6 +352,7 @@ def score(question: EvalQuestion, mode: str, result: RunResult, units: Units = d
         citations=result.citations,
         calls=[Call.model_validate(c) for c in result.calls],
         rules_fired=result.rules_fired,
+        first_reading=result.first_reading,
     )
 
 

@@ -72,7 +72,7 @@ ADDED_SINCE_RECORDING: dict[str, dict[str, Any]] = {
     "budget": {"answer_samples": 0, "first_reading_samples": 0}
 }
 # What a run writes that tapes recorded before it lack: compared only where the tape has it.
-RESULT_KEYS_ADDED = ("rules_fired", "rule_log", "asked")
+RESULT_KEYS_ADDED = ("rules_fired", "rule_log", "asked", "first_reading")
 ROUND_STATS_ADDED = ("rules",)
 
 

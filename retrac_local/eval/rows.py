@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -80,6 +81,9 @@ class EvalRow(BaseModel):
     rules_fired: list[str] | None = (
         None  # catalogued rules that fired (None: a row made before the catalogue)
     )
+    # what hop 0's passages answered (`agent/firstreading.py`): answer, samples, agreement, check,
+    # holds, why_not; None where the run did not read them (first reading off, RAG, older rows)
+    first_reading: dict[str, Any] | None = None
 
     @property
     def total_tokens(self) -> int:
