@@ -32,7 +32,6 @@ def environment(home: Path) -> dict[str, str]:
     env.update(
         RETRAC_HOME=str(home),
         RETRAC_MEMORY__ENABLED="false",
-        RETRAC_BUDGET__MIN_ROUND_TOKENS="0",
         RETRAC_BUDGET__MAX_STEPS_PER_ROUND="2",
         RETRAC_BUDGET__FIRST_READING_SAMPLES="0",  # rounds to kill between, not an end after hop 0
         RETRAC_RETRIEVAL__EMBEDDER="hashing",
