@@ -112,24 +112,21 @@ def slice_figures(rows: list[EvalRow], modes: list[str]) -> dict[str, Any]:
         "paired": {
             f"{a}-{b}": paired_difference(both, a, b) for i, a in enumerate(modes) for b in modes[i + 1 :]
         },
-        "seconds_ratio": _ratio(both, modes),
         "ends": ends(both) if {"retrac", "rag"} <= set(modes) else None,
         # per mode: a mode's rows made on two machines or two builds of the collection are said so
         "runtimes": max(
             (len(runtime.groups(r.runtime for r in both if r.mode == m)) for m in modes), default=0
         ),
     }
+    out["seconds_ratio"] = _ratio(out["modes"])
     return out
 
 
-def _ratio(rows: list[EvalRow], modes: list[str]) -> float | None:
-    """Re-TRAC's median seconds over RAG's, on the questions both answered in the same run."""
-    if not {"retrac", "rag"} <= set(modes):
+def _ratio(modes: dict[str, dict[str, Any]]) -> float | None:
+    """Re-TRAC's median seconds over RAG's, from the two modes' figures of the same questions."""
+    if "retrac" not in modes or "rag" not in modes or not modes["rag"]["median_seconds"]:
         return None
-    medians = [
-        statistics.median([r.seconds for r in rows if r.mode == m] or [0.0]) for m in ("retrac", "rag")
-    ]
-    return round(medians[0] / medians[1], 2) if medians[1] else None
+    return round(modes["retrac"]["median_seconds"] / modes["rag"]["median_seconds"], 2)
 
 
 def pool(
